@@ -1,0 +1,1 @@
+"""floorctl: everything that is not a device."""

@@ -1,0 +1,1 @@
+"""floorctl device drivers: the card-shoe reader and the chip camera."""
