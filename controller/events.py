@@ -1,0 +1,362 @@
+"""The event vocabulary of ``shared/spec/SCENARIO.md``, parsed and checked.
+
+A scenario line that is not valid JSON, has an unknown ``type``, an unknown card code or a
+missing (or malformed) field is an input error: :class:`ScenarioError` names the line and the
+field. Whether an event is *allowed* at that moment is the engine's business, not the parser's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from controller.cards import is_card
+from controller.rules import RuleSet, RuleSetError, load_ruleset
+
+
+class ScenarioError(ValueError):
+    """Malformed input: ``line`` (1-based; 0 when unknown) and ``field`` say where."""
+
+    def __init__(self, line: int, field: str, message: str) -> None:
+        where = f"line {line}: " if line else ""
+        super().__init__(f'{where}"{field}": {message}' if field else f"{where}{message}")
+        self.line = line
+        self.field = field
+        self.detail = message
+
+
+# Fields every event may carry that the rules do not read: kept in the audit log and exports.
+PASSTHROUGH = ("time", "actor", "source", "correction_of", "note")
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    type: str
+    box: int | None = None
+    player: str | None = None
+    amount: Decimal | None = None
+    card: str | None = None
+    face_up: bool = False
+    in_error: str | None = None
+    damaged: bool = False
+    controls: bool = False
+    decks: int | None = None
+    cut_card: int | None = None
+    deck: str | None = None
+    deck_serials: tuple[str, ...] | None = None
+    raw: str | None = None
+    chips: tuple[tuple[str, int], ...] | None = None
+    confidence: Decimal | None = None
+    extra: tuple[tuple[str, Any], ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The canonical JSON-able form: only the fields given, amounts as decimal strings."""
+        out: dict[str, Any] = {"type": self.type}
+        for name in _SPECS[self.type].order:
+            v = getattr(self, name)
+            if v is None or v is False:
+                continue
+            if isinstance(v, Decimal):
+                v = str(v)
+            elif name == "deck_serials":
+                v = list(v)
+            elif name == "chips":
+                v = dict(v)
+            out[name] = v
+        if self.type in ("shuffle", "reshuffle_discards") and self.cut_card is None:
+            out["cut_card"] = None
+        for k, v in self.extra:
+            out[k] = v
+        return out
+
+
+# --- field checkers: each returns the parsed value or raises ValueError with the reason ----------
+
+
+def _box(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"{v!r} is not a box number (a whole number from 1)")
+    return v
+
+
+def _player(v: Any) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError(f"{v!r} is not a player name")
+    return v
+
+
+def _amount(v: Any) -> Decimal:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str, Decimal)):
+        raise ValueError(f"{v!r} is not an amount")
+    try:
+        d = Decimal(str(v))
+    except InvalidOperation:
+        raise ValueError(f"{v!r} is not an amount") from None
+    if not d.is_finite() or d < 0:
+        raise ValueError(f"{v!r} is not an amount (a number, 0 or more)")
+    if d.as_tuple().exponent < -2:  # type: ignore[operator]
+        raise ValueError(f"{v!r} has more than cents")
+    return d
+
+
+def _card(v: Any) -> str:
+    if not is_card(v):
+        raise ValueError(f"{v!r} is not a card code")
+    return str(v)
+
+
+def _bool(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ValueError(f"{v!r} is not true or false")
+    return v
+
+
+def _count(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ValueError(f"{v!r} is not a whole number")
+    return v
+
+
+def _decks(v: Any) -> int:
+    if _count(v) < 1:
+        raise ValueError(f"{v!r} is not a number of decks")
+    return int(v)
+
+
+def _cut(v: Any) -> int | None:
+    return None if v is None else _count(v)
+
+
+def _in_error(v: Any) -> str:
+    if v not in ("unexposed", "exposed"):
+        raise ValueError(f'{v!r} is not "unexposed" or "exposed"')
+    return str(v)
+
+
+_SERIAL_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+
+def _serial(v: Any) -> str:
+    if not isinstance(v, str) or not 4 <= len(v) <= 12 or not set(v) <= _SERIAL_CHARS:
+        raise ValueError(f"{v!r} is not a deck serial (4-12 characters A-Z 0-9)")
+    return v
+
+
+def _serials(v: Any) -> tuple[str, ...]:
+    if not isinstance(v, list):
+        raise ValueError(f"{v!r} is not a list of deck serials")
+    return tuple(_serial(s) for s in v)
+
+
+def _raw(v: Any) -> str:
+    if not isinstance(v, str):
+        raise ValueError(f"{v!r} is not text")
+    return v
+
+
+def _chips(v: Any) -> tuple[tuple[str, int], ...]:
+    if not isinstance(v, dict):
+        raise ValueError(f"{v!r} is not an object of denomination: count")
+    out = []
+    for k, n in v.items():
+        _amount(k)
+        out.append((str(k), _count(n)))
+    return tuple(out)
+
+
+def _confidence(v: Any) -> Decimal:
+    d = _amount(v) if not isinstance(v, float) else Decimal(repr(v))
+    if d > 1:
+        raise ValueError(f"{v!r} is not a confidence between 0 and 1")
+    return d
+
+
+@dataclass(frozen=True)
+class _Spec:
+    required: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        return self.required + self.optional
+
+
+_CHECK: dict[str, Callable[[Any], Any]] = {
+    "box": _box,
+    "player": _player,
+    "amount": _amount,
+    "card": _card,
+    "face_up": _bool,
+    "in_error": _in_error,
+    "damaged": _bool,
+    "controls": _bool,
+    "decks": _decks,
+    "cut_card": _cut,
+    "deck": _serial,
+    "deck_serials": _serials,
+    "raw": _raw,
+    "chips": _chips,
+    "confidence": _confidence,
+}
+
+_SPECS: dict[str, _Spec] = {
+    "shuffle": _Spec(("decks", "cut_card"), ("deck_serials",)),
+    "bet": _Spec(("box", "player", "amount"), ("controls",)),
+    "no_more_bets": _Spec(),
+    "card": _Spec(("card",), ("face_up", "in_error", "damaged", "deck")),
+    "cut_card": _Spec(),
+    "offer_insurance": _Spec(),
+    "insurance": _Spec(("box", "player", "amount")),
+    "offer_surrender": _Spec(("box",)),
+    "surrender": _Spec(("box",)),
+    "hit": _Spec(("box",)),
+    "stand": _Spec(("box",)),
+    "double": _Spec(("box", "player", "amount")),
+    "split": _Spec(("box",), ("player",)),
+    "rescue": _Spec(("box", "player")),
+    "refuse": _Spec(("box",)),
+    "absent": _Spec(("box",)),
+    "void": _Spec((), ("box",)),
+    "reshuffle_discards": _Spec(("cut_card",)),
+    # Extensions (devices and peek games); see the README's "Events beyond SCENARIO.md".
+    "misread": _Spec(("raw",)),
+    "wager_seen": _Spec(("box", "amount"), ("chips", "confidence")),
+    "peek": _Spec(),
+}
+
+EVENT_TYPES: tuple[str, ...] = tuple(_SPECS)
+
+
+def parse_event(obj: Any, line: int = 0) -> Event:
+    """Check one event object and return it as an :class:`Event`."""
+    if not isinstance(obj, Mapping):
+        raise ScenarioError(line, "", "an event must be a JSON object")
+    kind = obj.get("type")
+    if "type" not in obj:
+        raise ScenarioError(line, "type", "missing")
+    if kind == "table":
+        raise ScenarioError(line, "type", '"table" may only be the first line')
+    spec = _SPECS.get(kind) if isinstance(kind, str) else None
+    if spec is None:
+        raise ScenarioError(line, "type", f"{kind!r} is not an event type")
+    values: dict[str, Any] = {}
+    for name in spec.required:
+        if name not in obj:
+            raise ScenarioError(line, name, f"missing (a {kind!r} event needs it)")
+    for name in spec.order:
+        if name in obj and not (name in spec.optional and obj[name] is None):
+            try:
+                values[name] = _CHECK[name](obj[name])
+            except ValueError as exc:
+                raise ScenarioError(line, name, str(exc)) from None
+    extra = tuple((k, obj[k]) for k in PASSTHROUGH if k in obj)
+    return Event(type=str(kind), extra=extra, **values)
+
+
+@dataclass(frozen=True)
+class TableSetup:
+    """The scenario's first line: which game, how many boxes, the limits."""
+
+    game: str
+    table_id: str
+    boxes: int
+    decks: int
+    min_bet: Decimal
+    max_bet: Decimal
+    rules: RuleSet
+    overrides: tuple[tuple[str, Any], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "table",
+            "game": self.game,
+            "table_id": self.table_id,
+            "boxes": self.boxes,
+            "decks": self.decks,
+            "min_bet": str(self.min_bet),
+            "max_bet": str(self.max_bet),
+            "rules": dict(self.overrides),
+        }
+
+
+def parse_setup(obj: Any, line: int = 1) -> TableSetup:
+    if not isinstance(obj, Mapping):
+        raise ScenarioError(line, "", "the first line must be a JSON object")
+    if obj.get("type") != "table":
+        raise ScenarioError(line, "type", 'the first line must be the "table" line')
+    for name in ("game", "boxes", "min_bet", "max_bet"):
+        if name not in obj:
+            raise ScenarioError(line, name, "missing (the table line needs it)")
+    game = obj["game"]
+    if not isinstance(game, str):
+        raise ScenarioError(line, "game", f"{game!r} is not a rule set name")
+    overrides = obj.get("rules") or {}
+    if not isinstance(overrides, Mapping):
+        raise ScenarioError(line, "rules", f"{overrides!r} is not an object of rule settings")
+    checked: dict[str, Any] = {}
+    for name, check in (("boxes", _box), ("min_bet", _amount), ("max_bet", _amount)):
+        try:
+            checked[name] = check(obj[name])
+        except ValueError as exc:
+            raise ScenarioError(line, name, str(exc)) from None
+    boxes, min_bet, max_bet = checked["boxes"], checked["min_bet"], checked["max_bet"]
+    if max_bet < min_bet:
+        raise ScenarioError(line, "max_bet", f"{max_bet} is below min_bet {min_bet}")
+    table_id = obj.get("table_id", "T1")
+    if not isinstance(table_id, str) or not table_id:
+        raise ScenarioError(line, "table_id", f"{table_id!r} is not a table id")
+    rule_overrides = dict(overrides)
+    if "decks" in obj and "decks" not in rule_overrides:
+        try:
+            _decks(obj["decks"])
+        except ValueError as exc:
+            raise ScenarioError(line, "decks", str(exc)) from None
+        rule_overrides["decks"] = obj["decks"]
+    try:
+        rules = load_ruleset(game, rule_overrides)
+    except RuleSetError as exc:
+        if exc.key == "game" or (exc.key == "decks" and "decks" not in overrides):
+            fld = exc.key
+        else:
+            fld = f"rules.{exc.key}"
+        raise ScenarioError(line, fld, str(exc)) from None
+    return TableSetup(
+        game=game,
+        table_id=table_id,
+        boxes=boxes,
+        decks=rules.decks,
+        min_bet=min_bet,
+        max_bet=max_bet,
+        rules=rules,
+        overrides=tuple(dict(overrides).items()),
+    )
+
+
+def parse_json_line(text: str, line: int) -> Any:
+    try:
+        return json.loads(text, parse_float=Decimal)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(line, "", f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+
+
+def parse_scenario(lines: Iterable[str]) -> tuple[TableSetup, list[tuple[int, Event]]]:
+    """Parse a whole scenario: the table line, then each event with its line number.
+
+    Blank lines are skipped. Raises :class:`ScenarioError` at the first malformed line.
+    """
+    setup: TableSetup | None = None
+    events: list[tuple[int, Event]] = []
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        obj = parse_json_line(text, number)
+        if setup is None:
+            setup = parse_setup(obj, number)
+        else:
+            events.append((number, parse_event(obj, number)))
+    if setup is None:
+        raise ScenarioError(1, "type", 'the scenario is empty: it must start with the "table" line')
+    return setup, events

@@ -1,0 +1,107 @@
+"""`floorctl replay`: run a scenario through the engine and print what the table would have done."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from controller.engine import Table
+from controller.events import ScenarioError, parse_event, parse_scenario, parse_setup
+
+
+def replay_lines(lines: Iterable[str]) -> dict[str, Any]:
+    """Replay scenario text lines; raises :class:`ScenarioError` on malformed input."""
+    setup, events = parse_scenario(lines)
+    table = Table(setup)
+    for _, ev in events:
+        table.apply(ev)
+    return table.result()
+
+
+def replay_dicts(objs: Iterable[Any]) -> dict[str, Any]:
+    """Replay event objects (the table line first), as the audit store keeps them."""
+    it = iter(objs)
+    try:
+        first = next(it)
+    except StopIteration:
+        raise ScenarioError(1, "type", "no events: the table line is missing") from None
+    table = Table(parse_setup(first, 1))
+    for number, obj in enumerate(it, start=2):
+        table.apply(parse_event(obj, number))
+    return table.result()
+
+
+def format_table(doc: dict[str, Any]) -> str:
+    """A readable account of each round, for a person at a terminal."""
+    out: list[str] = [f"game {doc['game']}  table {doc.get('table_id', '')}".rstrip()]
+    for rnd in doc["rounds"]:
+        dealer = rnd["dealer"]
+        out.append("")
+        out.append(
+            f"round {rnd['round']}  {rnd['status']}  dealer {' '.join(dealer['cards']) or '-'}"
+            f" ({dealer['total']})"
+        )
+        for h in rnd["hands"]:
+            doubled = "  doubled" if h["doubled"] else ""
+            out.append(
+                f"  box {h['box']} hand {h['hand']}  {' '.join(h['cards']):<24} "
+                f"{h['total']:>2}  {h['outcome'] or '-'}{doubled}"
+            )
+        if rnd["settlements"]:
+            out.append(
+                f"  {'player':<12} {'box':>3} {'hand':>4}  {'kind':<12} "
+                f"{'staked':>10} {'returned':>10} {'net':>10}"
+            )
+            for s in rnd["settlements"]:
+                out.append(
+                    f"  {s['player']:<12} {s['box']:>3} {s['hand']:>4}  {s['kind']:<12} "
+                    f"{s['staked']:>10} {s['returned']:>10} {s['net']:>10}"
+                )
+        for f in rnd["flags"]:
+            box = f" box {f['box']}" if "box" in f else ""
+            out.append(f"  FLAG {f['rule']}{box}: {f['message']}")
+    return "\n".join(out)
+
+
+def _run(args: argparse.Namespace) -> int:
+    path = Path(args.scenario)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"floorctl replay: cannot read {path}: {exc}", file=sys.stderr)
+        return 2
+    lines = text.splitlines()
+    try:
+        if args.db:
+            from controller.store.api import record_scenario
+
+            objs = [json.loads(line) for line in lines if line.strip()]
+            replay_lines(lines)  # refuse malformed input before anything is stored
+            doc = record_scenario(args.db, objs)
+        else:
+            doc = replay_lines(lines)
+    except ScenarioError as exc:
+        print(f"{path}: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(format_table(doc))
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "replay",
+        help="replay a scenario (JSON Lines) through the rules engine",
+        description="Replay a scenario through the round engine: settlements and flags per round.",
+    )
+    p.add_argument("scenario", help="the scenario file (JSON Lines, the table line first)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON document")
+    p.add_argument("--db", metavar="URL", help="also record the events into this audit store")
+    p.set_defaults(func=_run)

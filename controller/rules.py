@@ -1,0 +1,214 @@
+"""Rule sets as data: ``config/<name>.toml`` → a frozen :class:`RuleSet`.
+
+A rule set file may name a ``base`` rule set whose settings it starts from. A scenario's (or a
+table config's) ``rules`` object overrides settings by name; an unknown name or a value of the
+wrong kind is refused with a message naming the setting and the value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, get_type_hints
+
+CONFIG_DIR = Path(
+    os.environ.get("FLOORCTL_CONFIG_DIR", Path(__file__).resolve().parent.parent / "config")
+)
+
+GAMES = ("pontoon-nz-2000", "blackjack-nz-1994", "blackjack")
+
+
+class RuleSetError(ValueError):
+    """A rule set or an override that cannot be used; ``key`` names the setting."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def _ratio(text: str) -> Decimal:
+    num, _, den = text.partition(":")
+    return Decimal(num) / Decimal(den or "1")
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    name: str
+    title: str
+    natural_name: str
+    decks: int
+    excluded_ranks: str
+    hole_card: str
+    dealer_hits_soft_17: bool
+    natural_pays: str
+    natural_vs_dealer_natural: str
+    player_21_beats_dealer_21: bool
+    player_21_beats_dealer_pontoon: bool
+    dealer_natural_takes_doubles: bool
+    dealer_natural_takes_splits: bool
+    bonus_odds: bool
+    insurance: bool
+    insurance_pays: str
+    insurance_max_fraction: Decimal
+    surrender: bool
+    surrender_lost_to_dealer_natural: bool
+    double_first_two: str
+    double_totals: tuple[int, ...]
+    double_no_aces: bool
+    double_after_split: bool
+    double_split_aces: bool
+    double_later_under_21: bool
+    double_amount: str
+    min_increment: Decimal
+    double_aces_count_one: bool
+    rescue: bool
+    split_pairs: str
+    max_hands: int
+    resplit_aces: bool
+    split_aces_one_card: bool
+    super_bonus: bool
+    super_bonus_small: Decimal
+    super_bonus_small_min: Decimal
+    super_bonus_large: Decimal
+    super_bonus_large_min: Decimal
+    bonus_50: Decimal
+    absent_draw_to: int
+    rule_refs: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    rule_words: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    # Derived once, used on the hot path.
+    @property
+    def natural_ratio(self) -> Decimal:
+        return _ratio(self.natural_pays)
+
+    @property
+    def insurance_ratio(self) -> Decimal:
+        return _ratio(self.insurance_pays)
+
+    def ref(self, situation: str) -> str:
+        """The rule label a flag for ``situation`` names (a Gazette number where one exists)."""
+        return self.rule_refs.get(situation, situation)
+
+    def words(self, rule: str) -> str:
+        return self.rule_words.get(rule, "")
+
+    def cards_per_deck(self) -> int:
+        return 4 * (13 - len(self.excluded_ranks))
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, MappingProxyType):
+                v = dict(v)
+            elif isinstance(v, Decimal):
+                v = str(v)
+            elif isinstance(v, tuple):
+                v = list(v)
+            out[f.name] = v
+        return out
+
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "hole_card": ("none", "peek"),
+    "natural_vs_dealer_natural": ("win", "push"),
+    "double_first_two": ("any", "totals", "never"),
+    "double_amount": ("up_to_original", "equal"),
+    "split_pairs": ("same_value", "same_rank_pictures"),
+}
+_MAPPINGS = ("rule_refs", "rule_words")
+_TYPES: dict[str, Any] = get_type_hints(RuleSet)
+SETTINGS: tuple[str, ...] = tuple(
+    f.name for f in dataclasses.fields(RuleSet) if f.name not in _MAPPINGS
+)
+
+
+def _coerce(key: str, value: Any) -> Any:
+    """Check one setting's value against its declared type; return it in that type."""
+    kind = _TYPES[key]
+    bad = RuleSetError(key, f"rule setting {key!r}: {value!r} is not a valid value")
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise bad
+        return value
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise bad
+        return value
+    if kind is Decimal:
+        if isinstance(value, bool) or not isinstance(value, (int, str, Decimal)):
+            raise bad
+        try:
+            d = Decimal(str(value))
+        except InvalidOperation:
+            raise bad from None
+        if not d.is_finite() or d < 0:
+            raise bad
+        return d
+    if kind == tuple[int, ...]:
+        if not isinstance(value, (list, tuple)) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        ):
+            raise bad
+        return tuple(value)
+    if not isinstance(value, str):
+        raise bad
+    if key in _CHOICES and value not in _CHOICES[key]:
+        raise RuleSetError(
+            key, f"rule setting {key!r}: {value!r} is not one of {', '.join(_CHOICES[key])}"
+        )
+    if key in ("natural_pays", "insurance_pays"):
+        try:
+            if _ratio(value) <= 0:
+                raise bad
+        except (InvalidOperation, ZeroDivisionError):
+            raise bad from None
+    return value
+
+
+@cache
+def _raw(name: str) -> dict[str, Any]:
+    path = CONFIG_DIR / f"{name}.toml"
+    if not path.is_file():
+        raise RuleSetError("game", f"no rule set named {name!r} (looked for {path})")
+    with path.open("rb") as fh:
+        data = tomllib.load(fh)
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    merged = dict(_raw(str(base)))
+    for key, value in data.items():
+        if key in _MAPPINGS:
+            merged[key] = {**merged.get(key, {}), **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_ruleset(name: str, overrides: dict[str, Any] | None = None) -> RuleSet:
+    """The rule set ``name`` from ``config/``, with ``overrides`` applied by setting name."""
+    data = dict(_raw(name))
+    for key, value in (overrides or {}).items():
+        if key not in SETTINGS or key in ("name",):
+            raise RuleSetError(key, f"{key!r} is not a setting of rule set {name!r}")
+        data[key] = value
+    unknown = set(data) - set(SETTINGS) - set(_MAPPINGS)
+    if unknown:
+        key = sorted(unknown)[0]
+        raise RuleSetError(key, f"rule set {name!r}: unknown setting {key!r}")
+    missing = set(SETTINGS) - set(data)
+    if missing:
+        key = sorted(missing)[0]
+        raise RuleSetError(key, f"rule set {name!r}: setting {key!r} is missing")
+    values = {key: _coerce(key, data[key]) for key in SETTINGS}
+    for key in _MAPPINGS:
+        values[key] = MappingProxyType({str(k): str(v) for k, v in data.get(key, {}).items()})
+    if values["max_hands"] < 1 or values["decks"] < 1:
+        raise RuleSetError("max_hands", "decks and max_hands must be at least 1")
+    return RuleSet(**values)
