@@ -4,11 +4,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OS_STAMP := $(VENV)/.os-packages
-OS_PACKAGES := libzbar0 socat
+OS_PACKAGES := libzbar0 socat chromium
 
 .PHONY: demo test lint replay-examples bench clean
 
-$(OS_STAMP):
+$(OS_STAMP): Makefile
 	@mkdir -p $(VENV)
 	@missing=""; for p in $(OS_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -31,6 +31,7 @@ replay-examples: $(STAMP)
 	@for f in ../shared/spec/examples/*.jsonl; do echo "== $$f"; $(BIN)/floorctl replay $$f; done
 
 test: $(STAMP)
+	@bash .ci/ensure-postgres
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

@@ -167,7 +167,6 @@ class Box:
     decided: bool = False
     insurance: dict[str, Decimal] = field(default_factory=dict)
     split_open: tuple[int, int] | None = None  # (source hand, new hand) open to back-bettors
-    seen: Decimal | None = None  # the camera's stable wager
 
 
 @dataclass(slots=True)
@@ -198,9 +197,13 @@ class Round:
     pending_card: str | None = None  # 16.4: exposed error card on offer
     offered_to: tuple[int, int] | None = None
     damaged: list[str] = field(default_factory=list)
-    seen_at_close: dict[int, Decimal] = field(default_factory=dict)
+    seen: dict[int, Decimal] = field(default_factory=dict)  # the camera's stable wager per box
+
+    order: list[Box] | None = None  # fixed once the deal starts: no box joins after that
 
     def ordered_boxes(self) -> list[Box]:
+        if self.order is not None:
+            return self.order
         return [self.boxes[n] for n in sorted(self.boxes)]
 
     def all_hands(self) -> Iterator[Hand]:
@@ -342,47 +345,42 @@ class Table:
         if rnd is None or rnd.phase != "betting" or not rnd.boxes:
             return
         rnd.phase = "closed"
-        for number, box in sorted(rnd.boxes.items()):
-            if box.seen is not None:
-                rnd.seen_at_close[number] = box.seen
-                if box.seen == 0:
-                    recorded = money(sum(box.bets.values(), ZERO))
-                    self._flag(
-                        self._ref("camera_presence"),
-                        f"box {number} has a recorded wager of {recorded} "
-                        "but the camera sees no chips",
-                        number,
-                    )
+        self._check_presence(rnd)
+
+    def _check_presence(self, rnd: Round) -> None:
+        """5.2 at "no more bets": chips with no recorded wager, a wager with no chips."""
+        for number in sorted(set(rnd.seen) | set(rnd.boxes)):
+            seen = rnd.seen.get(number)
+            box = rnd.boxes.get(number)
+            if seen is None:
+                continue  # the camera has not reported this box: nothing to compare
+            if box is not None and seen == 0:
+                recorded = money(sum(box.bets.values(), ZERO))
+                self._flag(
+                    self._ref("camera_presence"),
+                    f"box {number} has a recorded wager of {recorded} but the camera sees no chips",
+                    number,
+                )
+            elif box is None and seen > 0:
+                self._flag(
+                    self._ref("camera_presence"),
+                    f"the camera sees {money(seen)} in box {number}, which has no recorded wager",
+                    number,
+                )
 
     def _on_wager_seen(self, ev: Event) -> None:
         assert ev.box is not None and ev.amount is not None
         rnd = self.current_round
         if rnd is None or rnd.phase in ("settled", "void"):
             return  # between rounds the layout is the players' own
-        box = rnd.boxes.get(ev.box)
-        if rnd.phase == "betting":
-            if box is not None:
-                box.seen = ev.amount
+        before = rnd.seen.get(ev.box)
+        rnd.seen[ev.box] = ev.amount
+        if rnd.phase in ("betting", "closed"):
             return
-        if box is None:
-            if ev.amount > 0 and rnd.seen_at_close.get(ev.box, ZERO) != ev.amount:
-                rnd.seen_at_close[ev.box] = ev.amount
-                self._flag(
-                    self._ref("camera_presence"),
-                    f"the camera sees {money(ev.amount)} in box {ev.box}, which has no recorded "
-                    "wager",
-                    ev.box,
-                )
-            return
-        before = box.seen if box.seen is not None else rnd.seen_at_close.get(ev.box)
-        box.seen = ev.amount
-        if rnd.phase == "closed":
-            rnd.seen_at_close[ev.box] = ev.amount
-            return
-        if before is not None and before != ev.amount:
+        if (before if before is not None else ZERO) != ev.amount:
             self._flag(
                 self._ref("camera_change"),
-                f"the wager in box {ev.box} changed from {money(before)} to "
+                f"the wager in box {ev.box} changed from {money(before or ZERO)} to "
                 f"{money(ev.amount)} after no more bets",
                 ev.box,
             )
@@ -583,6 +581,7 @@ class Table:
             )
             self._reshuffle_due = True
         rnd.phase = "dealing"
+        rnd.order = [rnd.boxes[n] for n in sorted(rnd.boxes)]
         for box in rnd.ordered_boxes():
             box.hands = [Hand(box=box.number, wagers=[Wager(p, a) for p, a in box.bets.items()])]
         order = [b.number for b in rnd.ordered_boxes()]
@@ -652,9 +651,22 @@ class Table:
             hand.done = (
                 total >= 21
                 or hand.refused
-                or (hand.split_aces and self.rules.split_aces_one_card)
+                or (
+                    hand.split_aces
+                    and self.rules.split_aces_one_card
+                    and not self._may_resplit(box, hand)
+                )
                 or (box.absent and total >= self.rules.absent_draw_to)
             )
+
+    def _may_resplit(self, box: Box, hand: Hand) -> bool:
+        """A split ace that drew another ace may split again where the rules allow it."""
+        return (
+            self.rules.resplit_aces
+            and len(hand.cards) == 2
+            and hand.cards[1][0] == "A"
+            and len(box.hands) < self.rules.max_hands
+        )
 
     def _deal_to_dealer(self, rnd: Round, card: str) -> None:
         rnd.dealer.append(card)
@@ -937,6 +949,11 @@ class Table:
             return
         hand = box.hands[idx]
         where = f"box {box.number}"
+        if hand.split_aces and not self.rules.resplit_aces:
+            self._flag(
+                self._ref("split_limit"), f"{where}: aces may be split only once", box.number
+            )
+            return
         if len(hand.cards) != 2 or hand.doubled:
             self._flag(
                 self._ref("split"), f"{where}: only a hand of two cards may split", box.number
@@ -951,11 +968,6 @@ class Table:
             else:
                 msg = f"{where}: {a} and {b} are not a pair"
             self._flag(self._ref("split"), msg, box.number)
-            return
-        if hand.split_aces and not self.rules.resplit_aces:
-            self._flag(
-                self._ref("split_limit"), f"{where}: aces may be split only once", box.number
-            )
             return
         if len(box.hands) >= self.rules.max_hands:
             self._flag(
@@ -1018,7 +1030,7 @@ class Table:
         assert ev.box is not None
         rnd = self.current_round
         box = rnd.boxes.get(ev.box) if rnd is not None else None
-        if rnd is None or box is None or rnd.phase != "play":
+        if rnd is None or box is None or rnd.phase not in ("play", "dealer"):
             self._flag("turn", f"surrender for box {ev.box}: no hand of it is in play", ev.box)
             return
         if not self.rules.surrender:
@@ -1088,7 +1100,14 @@ class Table:
         if not self.rules.insurance:
             self._flag(self._ref("insurance_not_due"), "this game has no insurance", ev.box)
             return
-        if rnd is None or box is None or ev.player not in box.bets:
+        if rnd is None:
+            self._flag(
+                self._ref("insurance_window"),
+                f"insurance from {ev.player} on box {ev.box}: no round is in play",
+                ev.box,
+            )
+            return
+        if box is None or ev.player not in box.bets:
             self._flag(
                 self._ref("insurance_not_due"),
                 f"insurance from {ev.player} on box {ev.box}, where they have no initial wager",
@@ -1387,14 +1406,15 @@ class Table:
 
     def _check_seen_wagers(self, rnd: Round) -> None:
         for number, box in sorted(rnd.boxes.items()):
-            if box.seen is None or box.void:
+            seen = rnd.seen.get(number)
+            if seen is None or box.void:
                 continue
             staked = sum(box.bets.values(), ZERO)
-            if box.seen != staked:
+            if seen != staked:
                 self._flag(
                     self._ref("camera_change"),
                     f"box {number} settled on wagers of {money(staked)} but the camera saw "
-                    f"{money(box.seen)}",
+                    f"{money(seen)}",
                     number,
                 )
 
@@ -1696,7 +1716,7 @@ class Table:
             "absent": box.absent,
             "void": box.void,
             "surrendered": box.surrendered,
-            "seen": money(box.seen) if box.seen is not None else None,
+            "seen": money(rnd.seen[box.number]) if box.number in rnd.seen else None,
             "hands": hands,
         }
 
