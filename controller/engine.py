@@ -558,8 +558,14 @@ class Table:
     def _after_post_deal_card(self, rnd: Round) -> None:
         """Every card out of the shoe after the initial deal closes some windows."""
         rnd.post_deal_cards += 1
-        if rnd.post_deal_cards == 1 and self.rules.insurance and self._dealer_ace_up(rnd):
-            if not rnd.insurance_offered and not rnd.peek_pending:
+        no_hole = self.rules.hole_card == "none"
+        if (
+            rnd.post_deal_cards == 1
+            and no_hole
+            and self.rules.insurance
+            and self._dealer_ace_up(rnd)
+        ):
+            if not rnd.insurance_offered:
                 self._flag("16.11", "dealer's first card is an ace and insurance was not offered")
                 rnd.insurance_late = True
             rnd.insurance_open = rnd.insurance_late
@@ -623,6 +629,8 @@ class Table:
         """Hole-card games: the dealer checks for a natural; one ends the round at once."""
         rnd.peek_pending = False
         rnd.insurance_open = False
+        if self.rules.insurance and self._dealer_ace_up(rnd) and not rnd.insurance_offered:
+            self._flag("16.11", "insurance was not offered before the hole card was checked")
         if self._dealer_natural(rnd):
             for hand in rnd.all_hands():
                 hand.done = True
@@ -743,10 +751,11 @@ class Table:
     def _in_play(self, ev: Event, action: str) -> tuple[Round, Box, int] | None:
         """The round, box and hand an in-turn decision applies to; flags it otherwise."""
         rnd = self.current_round
-        if rnd is None or rnd.phase != "play" or rnd.peek_pending:
+        if rnd is not None and rnd.peek_pending:
+            self._peek(rnd)  # the first decision closes insurance: the dealer checks the hole card
+            rnd = self.current_round
+        if rnd is None or rnd.phase != "play":
             phase = "no round is in play" if rnd is None else f"the round is in {rnd.phase}"
-            if rnd is not None and rnd.peek_pending:
-                phase = "the dealer has not yet checked the hole card"
             self._flag("turn", f"{action} for box {ev.box}: {phase}: ignored", ev.box)
             return None
         target = rnd.hand_in_play()

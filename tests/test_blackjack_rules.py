@@ -295,3 +295,12 @@ def test_generic_split_to_four_hands() -> None:
         game="blackjack",
     )
     assert rules_of(flags) == ["split"]
+
+
+def test_generic_peek_a_decision_checks_the_hole_card_and_16_11_if_not_offered() -> None:
+    table, flags = run("bet 1 ann 10", "nmb", "card 9S", "card AD", "card 8S", "card KC",
+                       "stand 1", game="blackjack")
+    r = last_round(table)
+    assert rules_of(flags) == ["16.11", "turn"]  # the stand came after the round had ended
+    assert r.dealer == ["AD", "KC"]
+    assert nets(r) == {("ann", 1, 0, "hand"): D(-10)}
