@@ -375,8 +375,10 @@ class Table:
             return  # between rounds the layout is the players' own
         before = rnd.seen.get(ev.box)
         rnd.seen[ev.box] = ev.amount
-        if rnd.phase in ("betting", "closed"):
+        if rnd.phase == "betting":
             return
+        if ev.box not in rnd.boxes and ev.amount == 0:
+            return  # stray chips taken back from a box nobody bet on: no wager changed
         if (before if before is not None else ZERO) != ev.amount:
             self._flag(
                 self._ref("camera_change"),

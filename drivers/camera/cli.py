@@ -1,0 +1,263 @@
+"""``floorctl chips render|detect`` and ``floorctl calibrate``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from drivers.camera.config import CameraConfig, CameraConfigError, load_camera_config
+from drivers.camera.detector import BoxReading, ChipDetector, U8Array
+from drivers.camera.fiducials import LayoutFix, locate_layout, verify_fix
+from drivers.camera.monitor import is_black
+from drivers.camera.overlay import draw_overlay
+from drivers.camera.render import render_frames, render_sequence, write_rendered
+from drivers.camera.sources import IMAGE_SUFFIXES, SourceError, open_source
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    chips = subparsers.add_parser(
+        "chips", help="the chip camera: render test frames, detect wagers"
+    )
+    sub = chips.add_subparsers(dest="chips_command", metavar="SUBCOMMAND")
+    sub.required = True
+
+    render = sub.add_parser(
+        "render", help="render synthetic layout frames with the true wagers beside each"
+    )
+    render.add_argument("--config", required=True, type=Path, help="table config (TOML)")
+    render.add_argument("--out", required=True, type=Path, help="folder to write into")
+    render.add_argument("--count", type=int, default=20, help="frames to render")
+    render.add_argument("--seed", type=int, default=0, help="random seed")
+    render.add_argument(
+        "--video",
+        metavar="NAME",
+        help="render one fixed camera's sequence into the video file DIR/NAME (.avi, MJPG) "
+        "with the truths in DIR/NAME.jsonl, instead of independent stills",
+    )
+    render.add_argument("--hands", type=float, default=0.2, help="share of stills with a hand")
+    render.set_defaults(func=_render)
+
+    detect = sub.add_parser("detect", help="read the wagers in images, folders or video files")
+    detect.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    detect.add_argument("--config", required=True, type=Path, help="table config (TOML)")
+    detect.add_argument("--json", action="store_true", help="one JSON object per image")
+    detect.set_defaults(func=_detect)
+
+    cal = subparsers.add_parser(
+        "calibrate", help="draw the located layout, boxes and wagers on a camera frame"
+    )
+    cal.add_argument("--config", required=True, type=Path, help="table config (TOML)")
+    cal.add_argument(
+        "--source", help="camera index, URL, video file, folder or image (default: [camera].source)"
+    )
+    cal.add_argument("--out", required=True, type=Path, help="the overlay image to write (PNG)")
+    cal.add_argument("--frames", type=int, default=30, help="frames to try before giving up")
+    cal.set_defaults(func=_calibrate)
+
+
+def _load(path: Path) -> CameraConfig | None:
+    try:
+        return load_camera_config(path)
+    except CameraConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return None
+
+
+def _render(args: argparse.Namespace) -> int:
+    cfg = _load(args.config)
+    if cfg is None:
+        return 2
+    if args.count < 1:
+        print(f"error: --count {args.count}: must be at least 1", file=sys.stderr)
+        return 2
+    if args.video:
+        frames = render_sequence(cfg, args.count, args.seed)
+        video = args.out / args.video
+        n = write_rendered(frames, args.out, seed=args.seed, video=video)
+        print(f"wrote {n} frames to {video} (truths in {video.with_suffix('.jsonl')})")
+    else:
+        frames = render_frames(cfg, args.count, args.seed, hand_prob=args.hands)
+        n = write_rendered(frames, args.out, seed=args.seed)
+        print(f"wrote {n} frames with their truths to {args.out}")
+    return 0
+
+
+def _frames(path: Path) -> Iterator[tuple[str, U8Array | None, bool]]:
+    """(label, frame, same camera as the previous frame) for every frame under ``path``."""
+    if path.is_dir():
+        for p in sorted(q for q in path.iterdir() if q.suffix.lower() in IMAGE_SUFFIXES):
+            yield str(p), _imread(p), False
+        return
+    if path.suffix.lower() in IMAGE_SUFFIXES:
+        yield str(path), _imread(path), False
+        return
+    source = open_source(str(path))
+    i = 0
+    try:
+        while (frame := source.read()) is not None:
+            yield f"{path}#{i}", frame, i > 0
+            i += 1
+    finally:
+        source.close()
+
+
+def _imread(path: Path) -> U8Array | None:
+    frame = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    return None if frame is None else np.asarray(frame, np.uint8)
+
+
+def _box_dict(r: BoxReading) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "amount": str(r.amount),
+        "chips": {str(v): n for v, n in r.chips.items()},
+        "confidence": round(float(r.confidence), 3),
+    }
+    if r.note:
+        out["note"] = r.note
+    return out
+
+
+def _detect(args: argparse.Namespace) -> int:
+    try:
+        return _detect_all(args)
+    except BrokenPipeError:  # the reader (head, less) has gone: not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _detect_all(args: argparse.Namespace) -> int:
+    cfg = _load(args.config)
+    if cfg is None:
+        return 2
+    detector = ChipDetector(cfg)
+    status = 0
+    for path in args.paths:
+        if not path.exists():
+            print(f"error: {path}: no such file or folder", file=sys.stderr)
+            status = 1
+            continue
+        fix: LayoutFix | None = None
+        since = 0
+        try:
+            for label, frame, same_camera in _frames(path):
+                result: dict[str, Any] = {"image": label}
+                if frame is None:
+                    result["error"] = "cannot read the image"
+                elif is_black(frame, cfg.black_level):
+                    result["error"] = "black frame"
+                else:
+                    if (
+                        not same_camera
+                        or since >= cfg.relocate_every
+                        or fix is None
+                        or (verify_fix(_grey(frame), fix, cfg) < cfg.min_fiducials)
+                    ):
+                        fix = None
+                    if fix is None:
+                        search = locate_layout(frame, cfg)
+                        fix, since = search.fix, 0
+                        if fix is None:
+                            result["error"] = search.reason
+                    since += 1
+                    if fix is not None:
+                        reading = detector.read(frame, fix)
+                        result["boxes"] = {
+                            str(b): _box_dict(r) for b, r in sorted(reading.boxes.items())
+                        }
+                if "error" in result:
+                    status = 1
+                _print_result(result, args.json)
+        except SourceError as err:
+            print(f"error: {err}", file=sys.stderr)
+            status = 1
+    return status
+
+
+def _grey(frame: U8Array) -> U8Array:
+    return np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), np.uint8)
+
+
+def _print_result(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result), flush=True)
+        return
+    if "error" in result:
+        print(f"{result['image']}: {result['error']}", flush=True)
+        return
+    print(f"{result['image']}:")
+    for box, r in result["boxes"].items():
+        chips = ", ".join(f"{n} x ${v}" for v, n in r["chips"].items()) or "no chips"
+        note = f"  ({r['note']})" if "note" in r else ""
+        print(f"  box {box}: ${r['amount']:>6}  {chips:<40} confidence {r['confidence']:.2f}{note}")
+    sys.stdout.flush()
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    cfg = _load(args.config)
+    if cfg is None:
+        return 2
+    spec = args.source or cfg.source
+    try:
+        source = open_source(spec, cfg.resolution)
+    except SourceError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    detector = ChipDetector(cfg)
+    last_frame: U8Array | None = None
+    search = None
+    problem = f"no frames from {spec}"
+    try:
+        for _ in range(max(1, args.frames)):
+            frame = source.read()
+            if frame is None:
+                break
+            last_frame = frame
+            if is_black(frame, cfg.black_level):
+                problem = f"black frame from {spec}: check the lens cap and the lights"
+                continue
+            search = locate_layout(frame, cfg)
+            if search.fix is not None:
+                break
+            problem = search.reason
+    finally:
+        source.close()
+    if last_frame is None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
+    if search is None or search.fix is None:
+        blank = search or locate_layout(last_frame, cfg)
+        overlay = draw_overlay(last_frame, cfg, blank, None)
+        _write(args.out, overlay)
+        print(f"error: {problem}; the last frame is in {args.out}", file=sys.stderr)
+        return 1
+    fix = search.fix
+    reading = detector.read(last_frame, fix)
+    _write(args.out, draw_overlay(last_frame, cfg, search, reading))
+    missing = [f.code for f in cfg.fiducials if f.code not in fix.found]
+    h, w = last_frame.shape[:2]
+    print(f"source {spec}: frame {w}x{h}")
+    print(f"fiducials read: {len(fix.found)} of {len(cfg.fiducials)}", end="")
+    print(f" (not read: {', '.join(missing)})" if missing else "")
+    if search.unknown:
+        print(f"other QR codes in view: {', '.join(search.unknown)}")
+    print(f"layout fit error: {fix.error_mm:.2f} mm")
+    for box, r in sorted(reading.boxes.items()):
+        chips = ", ".join(f"{n} x ${v}" for v, n in r.chips.items()) or "no chips"
+        note = f" ({r.note})" if r.note else ""
+        print(f"box {box}: ${r.amount} {chips}, confidence {r.confidence:.2f}{note}")
+    print(f"overlay written to {args.out}")
+    return 0 if not missing and fix.error_mm < 5 else 1
+
+
+def _write(path: Path, img: U8Array) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not cv2.imwrite(str(path), img):
+        raise OSError(f"{path}: cannot write the overlay image")

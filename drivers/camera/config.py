@@ -1,0 +1,291 @@
+"""The ``[camera]`` section of the table config: a typed, validated, frozen view of it.
+
+Only ``[camera]`` is read; the other top-level sections of the table config belong to other
+parts of floorctl and are ignored here. A bad key or value refuses to load with a
+:class:`CameraConfigError` naming the file, the key and the value.
+
+Layout coordinates are millimetres on the printed layout: x to the right, y down, as the
+layout is seen from the camera over the dealer's side (the dealer is at the bottom, largest y).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_HEX = re.compile(r"^#[0-9a-fA-F]{6}$")
+
+
+class CameraConfigError(ValueError):
+    """A ``[camera]`` key or value that cannot be used; the message names file, key and value."""
+
+
+@dataclass(frozen=True)
+class ChipSpec:
+    value: int  # whole dollars
+    colour: tuple[int, int, int]  # RGB as the chip looks under the table's lights
+    name: str
+
+
+@dataclass(frozen=True)
+class FiducialSpec:
+    code: str  # the text encoded in the QR code
+    center_mm: tuple[float, float]
+    size_mm: float  # side of the code's module area (the quiet zone is outside it)
+
+
+@dataclass(frozen=True)
+class BoxArea:
+    box: int
+    center_mm: tuple[float, float]  # centre of the betting circle
+    radius_mm: float
+    chip_step_mm: float  # this box's step (the layout's unless set: parallax differs by box)
+
+
+@dataclass(frozen=True)
+class LayoutSpec:
+    width_mm: float
+    height_mm: float
+    felt: tuple[int, int, int]
+    print_colour: tuple[int, int, int]
+    chip_diameter_mm: float
+    chip_step_mm: float  # how far up the rectified image each further chip of a stack shows
+    max_stack: int
+
+
+@dataclass(frozen=True)
+class CameraConfig:
+    path: Path
+    source: str
+    resolution: tuple[int, int]
+    stable_frames: int
+    min_confidence: float
+    relocate_every: int
+    min_fiducials: int
+    black_level: float
+    work_px_per_mm: float
+    layout: LayoutSpec
+    chips: tuple[ChipSpec, ...]
+    fiducials: tuple[FiducialSpec, ...]
+    boxes: tuple[BoxArea, ...]
+
+    def chip_by_value(self, value: int) -> ChipSpec:
+        for chip in self.chips:
+            if chip.value == value:
+                return chip
+        raise KeyError(value)
+
+
+class _Reader:
+    """Reads typed values from one table, naming file and dotted key in every error."""
+
+    def __init__(self, path: Path, table: Mapping[str, Any], where: str) -> None:
+        self.path = path
+        self.table = table
+        self.where = where
+        self.used: set[str] = set()
+
+    def fail(self, key: str, value: object, why: str) -> CameraConfigError:
+        return CameraConfigError(f"{self.path}: {self.where}.{key} = {value!r}: {why}")
+
+    def _get(self, key: str, default: object) -> object:
+        self.used.add(key)
+        if key in self.table:
+            return self.table[key]
+        if default is _REQUIRED:
+            raise CameraConfigError(f"{self.path}: {self.where}.{key} is missing")
+        return default
+
+    def number(
+        self,
+        key: str,
+        default: object = None,
+        *,
+        low: float | None = None,
+        high: float | None = None,
+        integer: bool = False,
+    ) -> float:
+        value = self._get(key, _REQUIRED if default is None else default)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(key, value, "must be a number")
+        if integer and not isinstance(value, int):
+            raise self.fail(key, value, "must be a whole number")
+        if low is not None and value < low:
+            raise self.fail(key, value, f"must be at least {low:g}")
+        if high is not None and value > high:
+            raise self.fail(key, value, f"must be at most {high:g}")
+        return float(value)
+
+    def integer(
+        self, key: str, default: object = None, *, low: int | None = None, high: int | None = None
+    ) -> int:
+        return int(self.number(key, default, low=low, high=high, integer=True))
+
+    def string(self, key: str, default: object = None) -> str:
+        value = self._get(key, _REQUIRED if default is None else default)
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, value, "must be a non-empty string")
+        return value
+
+    def colour(self, key: str, default: object = None) -> tuple[int, int, int]:
+        value = self._get(key, _REQUIRED if default is None else default)
+        if not isinstance(value, str) or not _HEX.match(value):
+            raise self.fail(key, value, 'must be a colour "#RRGGBB"')
+        return (int(value[1:3], 16), int(value[3:5], 16), int(value[5:7], 16))
+
+    def pair(self, key: str, default: object = None) -> tuple[float, float]:
+        value = self._get(key, _REQUIRED if default is None else default)
+        if (
+            not isinstance(value, list)
+            or len(value) != 2
+            or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+        ):
+            raise self.fail(key, value, "must be a pair of numbers [x, y]")
+        return (float(value[0]), float(value[1]))
+
+    def tables(self, key: str) -> list[_Reader]:
+        value = self._get(key, _REQUIRED)
+        if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
+            raise self.fail(key, value, f"must be one or more [[{self.where}.{key}]] tables")
+        return [_Reader(self.path, v, f"{self.where}.{key}[{i}]") for i, v in enumerate(value)]
+
+    def sub(self, key: str) -> _Reader:
+        value = self._get(key, _REQUIRED)
+        if not isinstance(value, dict):
+            raise self.fail(key, value, f"must be a [{self.where}.{key}] table")
+        return _Reader(self.path, value, f"{self.where}.{key}")
+
+    def finish(self) -> None:
+        unknown = sorted(set(self.table) - self.used)
+        if unknown:
+            key = unknown[0]
+            raise self.fail(key, self.table[key], "unknown key")
+
+
+_REQUIRED = object()
+
+
+def load_camera_config(path: str | Path) -> CameraConfig:
+    """Load and check the ``[camera]`` section of the TOML table config at ``path``."""
+    path = Path(path)
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CameraConfigError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as err:
+        raise CameraConfigError(f"{path}: not valid TOML: {err}") from None
+    if "camera" not in document:
+        raise CameraConfigError(f"{path}: has no [camera] section")
+    if not isinstance(document["camera"], dict):
+        raise CameraConfigError(f"{path}: camera = {document['camera']!r}: must be a table")
+    return camera_config_from_dict(document["camera"], path)
+
+
+def camera_config_from_dict(table: Mapping[str, Any], path: Path) -> CameraConfig:
+    r = _Reader(path, table, "camera")
+    source = r.string("source", "0")
+    resolution_raw = r.pair("resolution", [1280, 720])
+    if not all(v.is_integer() and 64 <= v <= 8192 for v in resolution_raw):
+        raise r.fail("resolution", list(resolution_raw), "must be two whole numbers 64..8192")
+    resolution = (int(resolution_raw[0]), int(resolution_raw[1]))
+    stable_frames = r.integer("stable_frames", 8, low=1, high=1000)
+    min_confidence = r.number("min_confidence", 0.8, low=0.0, high=1.0)
+    relocate_every = r.integer("relocate_every", 30, low=1, high=100000)
+    min_fiducials = r.integer("min_fiducials", 2, low=1)
+    black_level = r.number("black_level", 12, low=0, high=255)
+    work_px_per_mm = r.number("work_px_per_mm", 1.0, low=0.25, high=8)
+
+    lr = r.sub("layout")
+    layout = LayoutSpec(
+        width_mm=lr.number("width_mm", low=10),
+        height_mm=lr.number("height_mm", low=10),
+        felt=lr.colour("felt"),
+        print_colour=lr.colour("print", "#9cc3e6"),
+        chip_diameter_mm=lr.number("chip_diameter_mm", 39, low=10, high=100),
+        chip_step_mm=lr.number("chip_step_mm", 5.0, low=0.5, high=30),
+        max_stack=lr.integer("max_stack", 10, low=1, high=60),
+    )
+    lr.finish()
+
+    chips: list[ChipSpec] = []
+    for cr in r.tables("chips"):
+        value = cr.integer("value", low=1)
+        chip = ChipSpec(
+            value=value, colour=cr.colour("colour"), name=cr.string("name", f"${value}")
+        )
+        cr.finish()
+        for other in chips:
+            if other.value == chip.value:
+                raise cr.fail("value", value, "is given to two chips")
+            if _colour_distance(other.colour, chip.colour) < 40:
+                raise cr.fail(
+                    "colour",
+                    "#{:02x}{:02x}{:02x}".format(*chip.colour),
+                    f"too close to the ${other.value} chip's colour to tell apart",
+                )
+        if _colour_distance(layout.felt, chip.colour) < 40:
+            raise cr.fail("colour", "#{:02x}{:02x}{:02x}".format(*chip.colour), "too close to felt")
+        chips.append(chip)
+
+    fiducials: list[FiducialSpec] = []
+    for fr in r.tables("fiducials"):
+        fid = FiducialSpec(
+            code=fr.string("code"),
+            center_mm=fr.pair("center_mm"),
+            size_mm=fr.number("size_mm", low=10, high=1000),
+        )
+        fr.finish()
+        if any(f.code == fid.code for f in fiducials):
+            raise fr.fail("code", fid.code, "is used by two fiducials")
+        _check_inside(fr, "center_mm", fid.center_mm, layout)
+        fiducials.append(fid)
+    if min_fiducials > len(fiducials):
+        raise r.fail("min_fiducials", min_fiducials, f"only {len(fiducials)} fiducials are listed")
+
+    boxes: list[BoxArea] = []
+    for br in r.tables("boxes"):
+        area = BoxArea(
+            box=br.integer("box", low=1, high=99),
+            center_mm=br.pair("center_mm"),
+            radius_mm=br.number("radius_mm", low=layout.chip_diameter_mm / 2, high=1000),
+            chip_step_mm=br.number("chip_step_mm", layout.chip_step_mm, low=0.5, high=30),
+        )
+        br.finish()
+        if any(b.box == area.box for b in boxes):
+            raise br.fail("box", area.box, "is listed twice")
+        _check_inside(br, "center_mm", area.center_mm, layout)
+        boxes.append(area)
+    r.finish()
+    return CameraConfig(
+        path=path,
+        source=source,
+        resolution=resolution,
+        stable_frames=stable_frames,
+        min_confidence=min_confidence,
+        relocate_every=relocate_every,
+        min_fiducials=min_fiducials,
+        black_level=black_level,
+        work_px_per_mm=work_px_per_mm,
+        layout=layout,
+        chips=tuple(sorted(chips, key=lambda c: c.value)),
+        fiducials=tuple(fiducials),
+        boxes=tuple(sorted(boxes, key=lambda b: b.box)),
+    )
+
+
+def _check_inside(r: _Reader, key: str, point: tuple[float, float], layout: LayoutSpec) -> None:
+    x, y = point
+    if not (0 <= x <= layout.width_mm and 0 <= y <= layout.height_mm):
+        raise r.fail(
+            key,
+            [x, y],
+            f"is outside the layout ({layout.width_mm:g} x {layout.height_mm:g} mm)",
+        )
+
+
+def _colour_distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    return float(sum((x - y) ** 2 for x, y in zip(a, b, strict=True)) ** 0.5)

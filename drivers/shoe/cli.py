@@ -1,0 +1,287 @@
+"""``floorctl shoe listen`` (the technician's view of a reader) and ``floorctl shoe simulate``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import random
+import sys
+import threading
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+import structlog
+
+from .events import CardRead, CutCard, DeviceStatus, Heartbeat, Misread, ReaderError, ShoeEvent
+from .reader import ShoeReader
+from .simulator import FAULT_KINDS, FaultPlan, SimulatedShoe, Written, load_shoe
+from .simulator import parse_faults as _parse_faults
+from .transport import SerialSettings, SerialTransport, TransportError
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    shoe = subparsers.add_parser("shoe", help="the card-shoe reader: listen to it, or simulate one")
+    commands = shoe.add_subparsers(dest="shoe_command", metavar="SUBCOMMAND")
+    commands.required = True
+
+    listen = commands.add_parser(
+        "listen",
+        help="print the reader's decoded events as they arrive",
+        description="Open the reader's port and print each decoded event (and each change of "
+        "device status) as it arrives, until interrupted.",
+    )
+    _port_arguments(listen)
+    listen.add_argument("--json", action="store_true", help="one JSON object per line")
+    listen.add_argument(
+        "--silence",
+        type=_positive_float,
+        default=3.0,
+        metavar="SECONDS",
+        help="report a fault after this long without a heartbeat or card (default 3)",
+    )
+    listen.add_argument(
+        "--no-heartbeat",
+        action="store_true",
+        help="the reader sends no heartbeat (a plain barcode scanner): no silence fault",
+    )
+    listen.add_argument("--count", type=_positive_int, metavar="N", help="stop after N events")
+    listen.add_argument("--seconds", type=_positive_float, metavar="S", help="stop after S seconds")
+    listen.set_defaults(func=_listen)
+
+    simulate = commands.add_parser(
+        "simulate",
+        help="write a shuffled, barcoded shoe to a port at dealing pace",
+        description="Shuffle DECKS barcoded decks with a cut card and write them to the port as "
+        "a reader would, with a heartbeat every second. The load record (the `shuffle` event "
+        "with the deck serials) is printed on standard output first.",
+    )
+    _port_arguments(simulate)
+    simulate.add_argument(
+        "--decks", type=_positive_int, required=True, metavar="N", help="decks in the shoe"
+    )
+    simulate.add_argument(
+        "--faults",
+        type=_fault_plan,
+        default=FaultPlan(),
+        metavar="SPEC",
+        help="comma-separated KIND (default rate), KIND=RATE (per card) or KIND@CARD (that "
+        f"card number), KIND one of {', '.join(FAULT_KINDS)}; e.g. misread=0.05,drop@40",
+    )
+    simulate.add_argument("--seed", type=int, help="seed for the shuffle, serials and faults")
+    simulate.add_argument(
+        "--interval",
+        type=_non_negative_float,
+        default=1.5,
+        metavar="SECONDS",
+        help="seconds between cards (default 1.5)",
+    )
+    simulate.add_argument(
+        "--cards", type=_positive_int, metavar="N", help="stop after N cards (default: the shoe)"
+    )
+    simulate.add_argument("--pontoon", action="store_true", help="Pontoon decks (no tens)")
+    simulate.add_argument(
+        "--cut-card",
+        type=_cut_card,
+        default="auto",
+        metavar="N|none",
+        help="cards before the cut card (default: 70-80%% into the shoe)",
+    )
+    simulate.add_argument("--checksum", action="store_true", help="end every line with *HH")
+    simulate.add_argument(
+        "--no-heartbeat", action="store_true", help="send no heartbeat (a plain scanner)"
+    )
+    simulate.add_argument(
+        "--fault-seconds",
+        type=_non_negative_float,
+        default=5.0,
+        metavar="S",
+        help="how long a drop or a silence lasts (default 5)",
+    )
+    simulate.add_argument(
+        "--echo", action="store_true", help="print each line written (JSON) on standard output"
+    )
+    simulate.set_defaults(func=_simulate)
+
+
+def _port_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--url",
+        required=True,
+        help="pyserial URL: /dev/ttyUSB0, a pty path, loop://, socket://HOST:PORT",
+    )
+    parser.add_argument("--baud", type=_positive_int, default=9600, help="default 9600 (8N1)")
+
+
+# -- listen --------------------------------------------------------------------------------------
+
+
+def _listen(args: argparse.Namespace) -> int:
+    _configure_logging()
+    out: TextIO = sys.stdout
+    reader = ShoeReader(
+        SerialTransport(args.url, SerialSettings(baudrate=args.baud)),
+        silence_timeout=None if args.no_heartbeat else args.silence,
+        on_status=lambda status: _print(out, _status_line(status, args.json)),
+    )
+    if args.seconds is not None:
+        timer = threading.Timer(args.seconds, reader.stop)
+        timer.daemon = True
+        timer.start()
+    with contextlib.closing(reader.events()) as events:
+        for seen, event in enumerate(events, start=1):
+            now = datetime.now(UTC)
+            _print(out, _event_json(event, now) if args.json else _event_text(event))
+            if args.count is not None and seen >= args.count:
+                break
+    return 0
+
+
+def _print(out: TextIO, line: str) -> None:
+    out.write(line + "\n")
+    out.flush()
+
+
+def _event_json(event: ShoeEvent, now: datetime) -> str:
+    obj = event.to_dict()
+    obj["time"] = now.isoformat()
+    return json.dumps(obj)
+
+
+def _event_text(event: ShoeEvent) -> str:
+    if isinstance(event, CardRead):
+        return f"card {event.card}  deck {event.deck}" + ("  FACE UP" if event.face_up else "")
+    if isinstance(event, CutCard):
+        return "cut card"
+    if isinstance(event, Heartbeat):
+        return f"heartbeat {event.counter}"
+    if isinstance(event, ReaderError):
+        return f"reader error: {event.text}"
+    if isinstance(event, Misread):
+        return f"MISREAD {event.text!r}: {event.reason}"
+    raise TypeError(f"not a shoe event: {event!r}")  # pragma: no cover - exhaustive
+
+
+def _status_line(status: DeviceStatus, as_json: bool) -> str:
+    if as_json:
+        obj: dict[str, Any] = status.to_dict()
+        obj["time"] = datetime.now(UTC).isoformat()
+        return json.dumps(obj)
+    if status.state == "fault":
+        return f"-- FAULT: {status.reason}"
+    return f"-- {status.state} ({status.url})"
+
+
+# -- simulate ------------------------------------------------------------------------------------
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    _configure_logging()
+    rng = random.Random(args.seed)
+    try:
+        load = load_shoe(args.decks, rng, pontoon=args.pontoon, cut_card=args.cut_card)
+    except ValueError as exc:
+        print(f"floorctl shoe simulate: --cut-card: {exc}", file=sys.stderr)
+        return 2
+    transport = SerialTransport(args.url, SerialSettings(baudrate=args.baud))
+    try:
+        transport.open()
+    except TransportError as exc:
+        print(f"floorctl shoe simulate: {exc}", file=sys.stderr)
+        return 1
+    _print(sys.stdout, json.dumps(load.shuffle_event()))
+
+    def echo(item: Written) -> None:
+        line = {"kind": item.kind, "line": item.data.decode("latin-1")}
+        _print(sys.stdout, json.dumps(line))
+
+    shoe = SimulatedShoe(
+        transport,
+        load,
+        rng,
+        interval=args.interval,
+        heartbeat_interval=None if args.no_heartbeat else 1.0,
+        faults=args.faults,
+        with_checksum=args.checksum,
+        drop_seconds=args.fault_seconds,
+        silence_seconds=args.fault_seconds,
+        on_write=echo if args.echo else None,
+    )
+    try:
+        written = shoe.run(args.cards)
+    finally:
+        transport.close()
+    counts: dict[str, int] = {}
+    for item in written:
+        counts[item.kind] = counts.get(item.kind, 0) + 1
+    summary = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
+    print(f"floorctl shoe simulate: wrote {len(written)} lines ({summary})", file=sys.stderr)
+    return 0
+
+
+# -- argument types and logging ------------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not positive")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = _non_negative_float(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 is not positive")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number >= 0")
+    return value
+
+
+def _cut_card(text: str) -> int | str | None:
+    if text == "none":
+        return None
+    if text == "auto":
+        return "auto"
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number, 'auto' or 'none'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
+
+
+def _fault_plan(text: str) -> FaultPlan:
+    try:
+        return _parse_faults(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _configure_logging() -> None:
+    """JSON log lines on standard error, unless the application configured structlog already."""
+    if structlog.is_configured():
+        return
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            structlog.processors.JSONRenderer(),
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+    )
