@@ -76,14 +76,17 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     lines = text.splitlines()
     try:
+        doc = replay_lines(lines)  # malformed input is refused before anything is stored
         if args.db:
             from controller.store.api import record_scenario
+            from controller.store.db import StoreError
 
             objs = [json.loads(line) for line in lines if line.strip()]
-            replay_lines(lines)  # refuse malformed input before anything is stored
-            doc = record_scenario(args.db, objs)
-        else:
-            doc = replay_lines(lines)
+            try:
+                doc = record_scenario(args.db, objs)
+            except StoreError as exc:
+                print(f"floorctl replay: {exc}", file=sys.stderr)
+                return 1
     except ScenarioError as exc:
         print(f"{path}: {exc}", file=sys.stderr)
         return 2
@@ -103,5 +106,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("scenario", help="the scenario file (JSON Lines, the table line first)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document")
-    p.add_argument("--db", metavar="URL", help="also record the events into this audit store")
+    p.add_argument(
+        "--db",
+        metavar="URL",
+        help="record the events into this audit store as a live table would "
+        "(sqlite:///table.db or postgresql://...)",
+    )
     p.set_defaults(func=_run)

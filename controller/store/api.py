@@ -1,0 +1,56 @@
+"""Entry points the rest of floorctl calls."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from controller.events import ScenarioError, parse_event
+from controller.store.db import StoreError
+from controller.store.fold import event_body, same_setup, setup_body
+from controller.store.recorder import Recorder
+from controller.store.repository import Store
+
+
+def record_scenario(db_url: str, events: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Record a scenario (the table line first) into a store as a live table would.
+
+    Each event is appended to the table's chain, then applied, then its flags and
+    settlements stored. Returns the replay document (what ``floorctl replay --json``
+    prints). If the store already holds this table, its stored events must be the start
+    of the scenario; the rest are recorded (so an interrupted recording can be run again).
+    Raises ``ScenarioError`` for a malformed line (nothing is stored) and
+    :class:`StoreError` if the store cannot take the events.
+    """
+    if not events:
+        raise ScenarioError(1, "type", "no events: the table line is missing")
+    _setup, setup = setup_body(events[0])
+    bodies = [event_body(obj, line)[1] for line, obj in enumerate(events[1:], start=2)]
+    table_id = str(setup["table_id"])
+    with Store.open(db_url) as store:
+        stored = store.records(table_id)
+        if stored:
+            if not same_setup(stored[0].event(), setup):
+                raise StoreError(
+                    f"{store.name}: table {table_id} is already stored with another table "
+                    f"line ({stored[0].body})"
+                )
+            for record in stored[1:]:
+                index = record.seq - 1
+                if index >= len(bodies) or record.event() != bodies[index]:
+                    raise StoreError(
+                        f"{store.name}: table {table_id} already holds event {record.seq} "
+                        f"({record.body}), which is not line {record.seq + 1} of this scenario"
+                    )
+        recorder = Recorder.open(store, setup, retry_every=None)
+        try:
+            for seq in range(recorder.seq + 1, len(bodies) + 1):
+                recorder.record(bodies[seq - 1])
+            if not recorder.flush():
+                raise StoreError(f"{store.name}: {recorder.status().message}")
+            return recorder.table.result()
+        finally:
+            recorder.close()
+
+
+__all__ = ["ScenarioError", "StoreError", "parse_event", "record_scenario"]

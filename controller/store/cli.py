@@ -1,0 +1,197 @@
+"""``floorctl verify``, ``floorctl export`` and ``floorctl ship``: the audit store's commands.
+
+Exit status: 0 done (verify: the log is intact); 1 verify found a problem, or ship refused;
+2 the command could not run (bad arguments, database unreachable, unreadable export).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from controller.store.db import StoreError
+from controller.store.repository import Store
+from controller.store.verify import VerifyReport
+
+
+def _error(command: str, message: str) -> int:
+    print(f"floorctl {command}: {message}", file=sys.stderr)
+    return 2
+
+
+def iso_instant(text: str) -> str:
+    """An ISO 8601 time as the store writes it (UTC, microseconds, ``Z``)."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _print_report(report: VerifyReport, where: str, as_json: bool) -> None:
+    if as_json:
+        doc: dict[str, Any] = {
+            "ok": report.ok,
+            "source": where,
+            "events": report.events,
+            "tables": [
+                {
+                    "table": t.table_id,
+                    "events": t.events,
+                    "head_seq": t.head_seq,
+                    "head_hash": t.head_hash,
+                }
+                for t in report.tables
+            ],
+            "problem": None
+            if report.problem is None
+            else {
+                "table": report.problem.table_id,
+                "event": report.problem.seq,
+                "kind": report.problem.kind,
+                "message": report.problem.message,
+            },
+        }
+        print(json.dumps(doc, indent=2))
+        return
+    if report.problem is None:
+        for t in report.tables:
+            print(f"table {t.table_id}: {t.events} events, head event {t.head_seq} {t.head_hash}")
+        print(f"OK: {where}: {len(report.tables)} table(s), {report.events} events verified")
+    else:
+        print(f"FAILED: {where}: {report.problem}")
+
+
+def _verify(args: argparse.Namespace) -> int:
+    if (args.db is None) == (args.dir is None):
+        return _error("verify", "give either --db URL or an export DIR")
+    try:
+        if args.dir is not None:
+            from controller.store.export import verify_export
+
+            where = str(args.dir)
+            if not Path(args.dir).is_dir():
+                return _error("verify", f"{args.dir}: not a directory")
+            report = verify_export(Path(args.dir))
+        else:
+            from controller.store.verify import verify_store
+
+            with Store.open(args.db, create=False) as store:
+                where = store.name
+                tables = [args.table] if args.table else None
+                report = verify_store(store, tables)
+    except StoreError as exc:
+        return _error("verify", str(exc))
+    _print_report(report, where, args.json)
+    return 0 if report.ok else 1
+
+
+def _export(args: argparse.Namespace) -> int:
+    from controller.store.export import export
+
+    out = Path(args.out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        return _error("export", f"{out} already exists and is not an empty directory")
+    try:
+        with Store.open(args.db, create=False) as store:
+            summary = export(
+                store,
+                Path(args.out),
+                table_id=args.table,
+                since=args.since,
+                until=args.until,
+                rounds={args.round} if args.round is not None else None,
+            )
+    except (StoreError, OSError) as exc:
+        return _error("export", str(exc))
+    if not summary.tables:
+        return _error("export", "no events recorded in that window")
+    for table_id, info in summary.tables.items():
+        print(
+            f"table {table_id}: {info['events']} events to head {info['head_seq']} "
+            f"{info['head_hash']}; {len(info['rounds'])} round timeline(s)"
+        )
+    if args.round is not None:
+        for table_id, info in summary.tables.items():
+            path = Path(args.out) / info["dir"] / "timelines" / f"round-{args.round:04d}.txt"
+            if path.is_file():
+                print()
+                print(path.read_text(encoding="utf-8"), end="")
+            else:
+                print(f"table {table_id}: no round {args.round} in the export", file=sys.stderr)
+    print(f"written to {args.out} (manifest.json lists each file's SHA-256)")
+    if not summary.verified.ok:
+        print(f"WARNING: the store does not verify: {summary.verified.problem}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _ship(args: argparse.Namespace) -> int:
+    from controller.store.ship import ShipRefused, ship
+
+    try:
+        with Store.open(args.db, create=False) as src, Store.open(args.to) as dst:
+            report = ship(
+                src,
+                dst,
+                table_ids=[args.table] if args.table else None,
+                batch_size=args.batch,
+            )
+    except ShipRefused as exc:
+        print(f"floorctl ship: refused: {exc}", file=sys.stderr)
+        return 1
+    except StoreError as exc:
+        return _error("ship", str(exc))
+    for table_id, copied in report.copied.items():
+        seq, digest = report.heads[table_id]
+        print(f"table {table_id}: {copied} events copied; floor head event {seq} {digest}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "verify",
+        help="check an audit store (or an export) has not been changed",
+        description="Check each table's hash chain and that every stored settlement and flag "
+        "is what a replay of the events gives. Exit 0 if intact; 1 naming the first event "
+        "edited, deleted, inserted or reordered, or whose settlement does not match.",
+    )
+    p.add_argument("dir", nargs="?", help="an export directory (from floorctl export)")
+    p.add_argument("--db", metavar="URL", help="the store: sqlite:///FILE or postgresql://...")
+    p.add_argument("--table", help="only this table")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=_verify)
+
+    p = subparsers.add_parser(
+        "export",
+        help="write a surveillance package of an audit store",
+        description="Write the events as replayable scenario JSONL, rounds, settlements and "
+        "flags as CSV, each round's timeline as text, and a manifest of SHA-256 sums with "
+        "each table's head hash.",
+    )
+    p.add_argument("--db", metavar="URL", required=True, help="the store to export")
+    p.add_argument("--out", metavar="DIR", required=True, help="the directory to write")
+    p.add_argument("--table", help="only this table")
+    p.add_argument("--since", type=iso_instant, metavar="ISO", help="from this time (recorded)")
+    p.add_argument("--until", type=iso_instant, metavar="ISO", help="up to this time")
+    p.add_argument("--round", type=int, metavar="N", help="also print round N's timeline")
+    p.set_defaults(func=_export)
+
+    p = subparsers.add_parser(
+        "ship",
+        help="copy tables' events to the floor database",
+        description="Copy each table's events (and derived rows) to the floor database in "
+        "order, idempotent by (table, sequence), resumable after a cut. Refuses a source "
+        "whose chain does not verify.",
+    )
+    p.add_argument("--db", metavar="URL", required=True, help="the table's store (SQLite)")
+    p.add_argument("--to", metavar="URL", required=True, help="the floor store (PostgreSQL)")
+    p.add_argument("--table", help="only this table")
+    p.add_argument("--batch", type=int, default=1000, help="events per transaction")
+    p.set_defaults(func=_ship)

@@ -1,0 +1,150 @@
+"""A table's state as a fold over its stored events, and the rows that follow from them.
+
+The engine (``controller.engine.Table``) is the only place the rules live; this module feeds
+it stored events in order and turns what it answers into the store's derived rows: shoes,
+rounds, flags and settlements. The recorder, a restart, ``verify``, ``export`` and ``ship``
+all go through here, so a replay and the live table cannot disagree on what is derived.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from controller.engine import Applied, Table
+from controller.events import PASSTHROUGH, Event, TableSetup, parse_event, parse_setup
+from controller.store.canonical import ChainRecord
+from controller.store.repository import Derived, json_list
+
+
+def setup_body(raw: Mapping[str, Any]) -> tuple[TableSetup, dict[str, Any]]:
+    """Check a table line; return its setup and the form the store keeps."""
+    setup = parse_setup(raw, 1)
+    body = setup.to_dict()
+    for key in PASSTHROUGH:
+        if key in raw:
+            body[key] = raw[key]
+    return setup, body
+
+
+def same_setup(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two stored table lines set the table up alike (times and notes aside)."""
+    strip = set(PASSTHROUGH)
+    return {k: v for k, v in a.items() if k not in strip} == {
+        k: v for k, v in b.items() if k not in strip
+    }
+
+
+def event_body(raw: Mapping[str, Any], line: int = 0) -> tuple[Event, dict[str, Any]]:
+    """Check an event; return it and the form the store keeps (``Event.to_dict``)."""
+    event = parse_event(raw, line)
+    return event, event.to_dict()
+
+
+def derive(table_id: str, seq: int, event: Event, applied: Applied) -> Derived:
+    """The derived rows that event ``seq`` gave when applied."""
+    out = Derived()
+    if event.type in ("shuffle", "reshuffle_discards"):
+        out.shoes.append(
+            {
+                "table_id": table_id,
+                "seq": seq,
+                "kind": event.type,
+                "decks": event.decks,
+                "cut_card": event.cut_card,
+                "deck_serials": None
+                if event.deck_serials is None
+                else json_list(list(event.deck_serials)),
+            }
+        )
+    for idx, flag in enumerate(applied.flags):
+        out.flags.append(
+            {
+                "table_id": table_id,
+                "seq": seq,
+                "idx": idx,
+                "round": flag.round,
+                "rule": flag.rule,
+                "box": flag.box,
+                "message": flag.message,
+            }
+        )
+    if applied.settled is not None:
+        result = applied.settled.to_dict()
+        out.rounds.append(
+            {
+                "table_id": table_id,
+                "round": result["round"],
+                "status": result["status"],
+                "closed_seq": seq,
+                "dealer": json_list(result["dealer"]),
+                "hands": json_list(result["hands"]),
+            }
+        )
+        for idx, row in enumerate(result["settlements"]):
+            out.settlements.append(
+                {
+                    "table_id": table_id,
+                    "round": result["round"],
+                    "idx": idx,
+                    "seq": seq,
+                    "player": row["player"],
+                    "box": row["box"],
+                    "hand": row["hand"],
+                    "kind": row["kind"],
+                    "staked": row["staked"],
+                    "returned": row["returned"],
+                    "net": row["net"],
+                }
+            )
+    return out
+
+
+class Fold:
+    """One table rebuilt from its events: ``Fold(record0)`` then ``apply`` each record."""
+
+    def __init__(self, table_id: str, setup: Mapping[str, Any]) -> None:
+        self.table_id = table_id
+        self.setup = parse_setup(setup, 1)
+        self.table = Table(self.setup)
+        self.seq = 0
+
+    @classmethod
+    def from_record(cls, record: ChainRecord) -> Fold:
+        return cls(record.table_id, record.event())
+
+    def apply(self, seq: int, body: Mapping[str, Any]) -> tuple[Event, Applied, Derived]:
+        event = parse_event(body, seq)
+        return self.apply_event(seq, event)
+
+    def apply_event(self, seq: int, event: Event) -> tuple[Event, Applied, Derived]:
+        if seq != self.seq + 1:
+            raise ValueError(f"table {self.table_id}: event {seq} applied after event {self.seq}")
+        applied = self.table.apply(event)
+        self.seq = seq
+        return event, applied, derive(self.table_id, seq, event, applied)
+
+    def round_of_next(self) -> int:
+        """The number of the round in progress, or of the next one."""
+        rnd = self.table.current_round
+        if rnd is not None:
+            return rnd.number
+        return (self.table.rounds[-1].round if self.table.rounds else 0) + 1
+
+
+def replay_records(records: Iterable[ChainRecord]) -> tuple[Fold | None, Derived]:
+    """Fold a table's records (sequence 0 first) and collect every derived row."""
+    fold: Fold | None = None
+    derived = Derived()
+    for record in records:
+        if fold is None:
+            fold = Fold.from_record(record)
+            continue
+        derived.extend(fold.apply(record.seq, record.event())[2])
+    return fold, derived
+
+
+def hands_json(text: str) -> list[dict[str, Any]]:
+    value = json.loads(text)
+    return value if isinstance(value, list) else []

@@ -1,0 +1,117 @@
+"""``floorctl ship``: copy each table's log from the table PC's store to the floor database.
+
+Each table's events go over in sequence order, in batches; a batch is one transaction on the
+floor database and carries the derived rows (rounds, settlements, flags, shoes) of its events,
+so the floor copy is consistent after every batch. Rows are keyed by (table, sequence): a row
+already on the floor is left as it is, so shipping twice copies nothing twice, and a cut
+(network, power, kill) is resumed by shipping again. A source chain that does not verify, or a
+floor copy that has diverged from the source, is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from controller.store.chain import Problem
+from controller.store.db import StoreError
+from controller.store.repository import Derived, Store
+from controller.store.schema import EVENTS, FLAGS, ROUNDS, SETTLEMENTS, SHOES, TABLES
+from controller.store.verify import verify_table
+
+
+class ShipRefused(StoreError):
+    """The source does not verify, or the floor copy has parted from it."""
+
+    def __init__(self, message: str, problem: Problem | None = None) -> None:
+        super().__init__(message)
+        self.problem = problem
+
+
+@dataclass
+class ShipReport:
+    copied: dict[str, int] = field(default_factory=dict)  # table -> events copied this time
+    heads: dict[str, tuple[int, str]] = field(default_factory=dict)  # table -> floor head
+
+
+def ship(
+    src: Store,
+    dst: Store,
+    *,
+    table_ids: Iterable[str] | None = None,
+    batch_size: int = 1000,
+    after_batch: Callable[[str, int], None] | None = None,
+) -> ShipReport:
+    """Copy events (and their derived rows) not yet on ``dst``; returns what was copied.
+
+    ``after_batch(table, last_seq)`` is called after each committed batch.
+    """
+    report = ShipReport()
+    ids = list(table_ids) if table_ids is not None else src.table_ids()
+    for table_id in ids:
+        # A recorder may be writing this table now: its last event's derived rows may not be
+        # stored yet. The floor gets the rows the replay gives, which verify has just shown
+        # equal to those stored.
+        checked, derived_all, problem = verify_table(src, table_id, live=True)
+        if problem is not None:
+            raise ShipRefused(
+                f"{src.name} does not verify, nothing of table {table_id} shipped: {problem}",
+                problem,
+            )
+        src_head = checked.head_seq, checked.head_hash
+        floor = dst.head(table_id)
+        start = -1
+        if floor is not None:
+            seq, digest = floor
+            mine = src.records(table_id, after=seq - 1, upto=seq)
+            if not mine or mine[0].hash != digest:
+                raise ShipRefused(
+                    f"{dst.name} holds table {table_id} up to event {seq} with hash "
+                    f"{digest[:16]}…, which {src.name} "
+                    + ("does not reach" if not mine else f"has as {mine[0].hash[:16]}…")
+                    + ": the copies have parted; nothing shipped"
+                )
+            start = seq
+        copied = 0
+        while start < src_head[0]:
+            batch = src.records(table_id, after=start, upto=start + batch_size)
+            if not batch:
+                break
+            first, last = batch[0].seq, batch[-1].seq
+            derived = _within(derived_all, first, last)
+            with dst.engine.begin() as conn:
+                if first == 0:
+                    row = src.table_row(table_id)
+                    if row is not None:
+                        conn.execute(dst.insert_ignore_statement(TABLES), [row])
+                conn.execute(dst.insert_ignore_statement(EVENTS), [r.to_row() for r in batch])
+                for table, rows in (
+                    (SHOES, derived.shoes),
+                    (ROUNDS, derived.rounds),
+                    (FLAGS, derived.flags),
+                    (SETTLEMENTS, derived.settlements),
+                ):
+                    if rows:
+                        conn.execute(dst.insert_ignore_statement(table), rows)
+            copied += len(batch)
+            start = last
+            if after_batch is not None:
+                after_batch(table_id, last)
+        floor = dst.head(table_id)
+        if floor != src_head:
+            raise ShipRefused(
+                f"{dst.name}: table {table_id} ends at {floor} after shipping, not {src_head}"
+            )
+        report.copied[table_id] = copied
+        report.heads[table_id] = src_head
+    return report
+
+
+def _within(derived: Derived, first: int, last: int) -> Derived:
+    """The derived rows of events first..last."""
+    return Derived(
+        shoes=[r for r in derived.shoes if first <= r["seq"] <= last],
+        rounds=[r for r in derived.rounds if first <= r["closed_seq"] <= last],
+        flags=[r for r in derived.flags if first <= r["seq"] <= last],
+        settlements=[r for r in derived.settlements if first <= r["seq"] <= last],
+    )
