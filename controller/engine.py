@@ -14,13 +14,13 @@ waiting on the dealer's total say so.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 from controller.cards import PICTURES, TEN_VALUES, VALUE, best_total
-from controller.events import Event, TableSetup
+from controller.events import EVENT_TYPES, Event, TableSetup
 from controller.rules import RuleSet
 
 ZERO = Decimal(0)
@@ -237,6 +237,9 @@ class Table:
         self._applied: Applied = Applied()
         self._reshuffle_due = False
         self._ten_free = set(self.rules.excluded_ranks)
+        self._handlers: dict[str, Callable[[Event], None]] = {
+            kind: getattr(self, "_on_" + kind) for kind in EVENT_TYPES
+        }
 
     # ----- public -------------------------------------------------------------------------
 
@@ -244,8 +247,7 @@ class Table:
         """Apply one event; return the flags it raised and the round it ended, if any."""
         self.seq += 1
         self._applied = Applied()
-        handler = getattr(self, "_on_" + ev.type)
-        handler(ev)
+        self._handlers[ev.type](ev)
         return self._applied
 
     def result(self) -> dict[str, Any]:
@@ -561,12 +563,7 @@ class Table:
         """Every card out of the shoe after the initial deal closes some windows."""
         rnd.post_deal_cards += 1
         no_hole = self.rules.hole_card == "none"
-        if (
-            rnd.post_deal_cards == 1
-            and no_hole
-            and self.rules.insurance
-            and self._dealer_ace_up(rnd)
-        ):
+        if rnd.post_deal_cards == 1 and no_hole and self._insurance_due(rnd):
             if not rnd.insurance_offered:
                 self._flag("16.11", "dealer's first card is an ace and insurance was not offered")
                 rnd.insurance_late = True
@@ -631,7 +628,7 @@ class Table:
         """Hole-card games: the dealer checks for a natural; one ends the round at once."""
         rnd.peek_pending = False
         rnd.insurance_open = False
-        if self.rules.insurance and self._dealer_ace_up(rnd) and not rnd.insurance_offered:
+        if self._insurance_due(rnd) and not rnd.insurance_offered:
             self._flag("16.11", "insurance was not offered before the hole card was checked")
         if self._dealer_natural(rnd):
             for hand in rnd.all_hands():
@@ -706,6 +703,18 @@ class Table:
             self._settle(rnd)
 
     # ----- the dealer ---------------------------------------------------------------------
+
+    def _insurable(self, rnd: Round) -> list[Box]:
+        """The boxes whose players may insure (10.1, 10.2): dealt, not void, not a natural."""
+        return [
+            b
+            for b in rnd.ordered_boxes()
+            if b.hands and not b.void and not self._is_natural(b.hands[0])
+        ]
+
+    def _insurance_due(self, rnd: Round) -> bool:
+        """Insurance is to be offered: the dealer's first card is an ace and someone may insure."""
+        return self.rules.insurance and self._dealer_ace_up(rnd) and bool(self._insurable(rnd))
 
     def _dealer_total(self, rnd: Round) -> int:
         return best_total(rnd.dealer)[0]
@@ -1543,11 +1552,19 @@ class Table:
             due.prompts.append("shuffle before the next round" if reshuffle else "place your bets")
             return due
         due.phase = rnd.phase
-        due.boxes = [self._box_view(rnd, b) for b in rnd.ordered_boxes()]
+        due.view = lambda: [self._box_view(rnd, b) for b in rnd.ordered_boxes()]
         due.dealer = {
             "cards": list(rnd.dealer),
             "total": self._dealer_total(rnd) if rnd.dealer else 0,
         }
+        if (
+            rnd.insurance_open
+            and not rnd.insurance_offered
+            and not rnd.peek_pending
+            and rnd.post_deal_cards == 0
+            and self._insurable(rnd)
+        ):
+            due.prompts.append("offer insurance")
         if rnd.phase == "betting":
             due.prompts.append("call no more bets" if rnd.boxes else "place your bets")
         elif rnd.phase == "closed":
@@ -1586,8 +1603,6 @@ class Table:
             if not rnd.insurance_offered:
                 due.prompts.insert(0, "offer insurance")
             return
-        if rnd.insurance_open and not rnd.insurance_offered and rnd.post_deal_cards == 0:
-            due.prompts.append("offer insurance")
         target = rnd.hand_in_play()
         assert target is not None
         box, idx = target
@@ -1668,9 +1683,7 @@ class Table:
     def _window_decisions(self, rnd: Round, due: Due) -> None:
         """Decisions open outside the turn order: insurance, rescue, late surrender."""
         if rnd.insurance_open:
-            for box in rnd.ordered_boxes():
-                if box.void or not box.hands or self._is_natural(box.hands[0]):
-                    continue
+            for box in self._insurable(rnd):
                 for player, amount in box.bets.items():
                     if player not in box.insurance:
                         due.decisions.append(
@@ -1741,9 +1754,18 @@ class Due:
     next_card: dict[str, Any] | None = None
     prompts: list[str] = field(default_factory=list)
     decisions: list[dict[str, Any]] = field(default_factory=list)
-    boxes: list[dict[str, Any]] = field(default_factory=list)
     dealer: dict[str, Any] = field(default_factory=lambda: {"cards": [], "total": 0})
     shoe: dict[str, Any] | None = None
+    # The per-box view (wagers, hands, totals) is built only when asked for: the simulator
+    # reads the decisions alone, the dealer's screen reads everything.
+    view: Callable[[], list[dict[str, Any]]] = field(default=lambda: [], repr=False)
+    _boxes: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    @property
+    def boxes(self) -> list[dict[str, Any]]:
+        if self._boxes is None:
+            self._boxes = self.view()
+        return self._boxes
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -136,3 +136,21 @@ def test_absent_box_is_drawn_for() -> None:
     table = new_table()
     feed(table, "shuffle 6 200", "bet 1 ann 10", "nmb", "card 2S", "card 6H", "card 3S", "absent 1")
     assert "draw for box 1 until 12 or more (absent)" in table.due().to_dict()["prompts"]
+
+
+def test_no_insurance_to_offer_when_every_box_holds_pontoon() -> None:
+    table = new_table()
+    flags = feed(table, "shuffle 6 200", "bet 1 ann 10", "nmb", "card AS", "card AD", "card KS")
+    due = table.due().to_dict()
+    assert due["phase"] == "dealer" and "offer insurance" not in due["prompts"]
+    flags += feed(table, "card 9C")
+    assert flags == []  # nobody could insure: no 16.11
+
+
+def test_insurance_still_prompted_when_play_ends_before_any_card() -> None:
+    table = new_table()
+    feed(table, "shuffle 6 200", "bet 1 ann 10", "nmb", "card 9S", "card AD", "card KS",
+         "offer_surrender 1", "stand 1")
+    due = table.due().to_dict()
+    assert due["prompts"][0] == "offer insurance"
+    assert ("insurance", 1, "ann") in actions(due)

@@ -1,0 +1,301 @@
+"""Drive the live table's engine through whole rounds: the simulator's dealer and player.
+
+:class:`RoundPlayer` owns a :class:`controller.engine.Table` and a seeded :class:`SimShoe`. Each
+round it plays both sides of the table through the engine's public API only:
+
+* as the **dealer** it loads and shuffles the shoe, takes the bet, closes betting, announces
+  what ``table.due()`` prompts (insurance, surrender offers, the hole-card check), reports the
+  cutting card and deals the next card out of the shoe whenever the engine is due one;
+* as the **player** it answers each decision ``table.due()`` opens for its box with the
+  strategy table (:mod:`controller.sim.strategy`), choosing only among the actions offered.
+
+It never decides who gets a card, what a hand is worth to the house or whether a move is
+legal: that is the engine's, so the figures measure the same rules the live table enforces.
+Any flag the engine raises means the simulator broke a rule; it is counted and reported.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from controller.cards import best_total
+from controller.engine import Due, RoundResult, Table
+from controller.events import Event, parse_event, parse_setup
+from controller.sim.runner import SimConfig
+from controller.sim.shoe import SimShoe
+from controller.sim.stats import Tally
+from controller.sim.strategy import Strategy, load_strategy
+
+BOX = 1
+PLAYER = "sim"
+PLAY_ACTIONS = frozenset({"stand", "hit", "double", "split", "surrender"})
+MAX_STEPS = 400  # events in one round; far beyond any legal round
+
+
+class SimulationError(RuntimeError):
+    """The engine and the simulator disagree about what is due: a defect, not a rule breach."""
+
+
+class RoundPlayer:
+    def __init__(self, config: SimConfig, seed: str, strategy: Strategy | None = None) -> None:
+        self.config = config
+        self.setup = parse_setup(
+            {
+                "type": "table",
+                "game": config.game,
+                "table_id": "SIM",
+                "boxes": 7,
+                "min_bet": str(config.bet),
+                "max_bet": str(config.bet),
+                "rules": config.rules(),
+            }
+        )
+        self.rules = self.setup.rules
+        self.table = Table(self.setup)
+        self.strategy: Strategy = strategy or load_strategy(config.strategy_path)
+        self.shoe = SimShoe(
+            random.Random(seed), self.rules.decks, self.rules.excluded_ranks, config.penetration
+        )
+        self.bet = config.bet
+        # Events that never change, parsed once through the public parser.
+        self._card_events: dict[str, Event] = {}
+        self._bet = parse_event(
+            {"type": "bet", "box": BOX, "player": PLAYER, "amount": str(self.bet)}
+        )
+        self._no_more_bets = parse_event({"type": "no_more_bets"})
+        self._stand = parse_event({"type": "stand", "box": BOX})
+        self._split = parse_event({"type": "split", "box": BOX})
+        self._surrender = parse_event({"type": "surrender", "box": BOX})
+        self._offer_surrender = parse_event({"type": "offer_surrender", "box": BOX})
+        self._offer_insurance = parse_event({"type": "offer_insurance"})
+        self._peek = parse_event({"type": "peek"})
+        self._cut_card = parse_event({"type": "cut_card"})
+        self._rescue = parse_event({"type": "rescue", "box": BOX, "player": PLAYER})
+        self._double = parse_event(
+            {"type": "double", "box": BOX, "player": PLAYER, "amount": str(self.bet)}
+        )
+        self._insure = parse_event(
+            {"type": "insurance", "box": BOX, "player": PLAYER, "amount": str(self.bet / 2)}
+        )
+        self.tally = Tally()
+        self._shuffle_due = True
+        self._settled: RoundResult | None = None
+        # Per-round driver state.
+        self._rescues = 0
+        self._insured = 0
+
+    # --- events ---------------------------------------------------------------------------
+
+    def _apply(self, ev: Event) -> None:
+        applied = self.table.apply(ev)
+        for flag in applied.flags:
+            self.tally.add_flag(f"round {flag.round}: {flag.rule}: {flag.message}")
+        if applied.settled is not None:
+            self._settled = applied.settled
+
+    def _deal(self) -> None:
+        shoe = self.shoe
+        if shoe.at_cut_card:
+            self._apply(self._cut_card)
+            shoe.cut_out = True
+            self._shuffle_due = True
+        if shoe.empty:
+            self._apply(parse_event(shoe.reshuffle_discards()))
+            self._shuffle_due = True
+        card = shoe.draw()
+        ev = self._card_events.get(card)
+        if ev is None:
+            ev = self._card_events[card] = parse_event({"type": "card", "card": card})
+        self._apply(ev)
+
+    # --- rounds ---------------------------------------------------------------------------
+
+    def play(self, rounds: int, tick: Callable[[int], None] | None = None) -> Tally:
+        for i in range(1, rounds + 1):
+            self.play_round()
+            if tick is not None and i % 500 == 0:
+                tick(i)
+        self.tally.shuffles = self.shoe.shuffles
+        return self.tally
+
+    def play_round(self) -> RoundResult:
+        if self._shuffle_due:
+            self._apply(parse_event(self.shoe.shuffle()))
+            self._shuffle_due = False
+        self.shoe.start_round()
+        self._settled = None
+        self._rescues = self._insured = 0
+        self._apply(self._bet)
+        self._apply(self._no_more_bets)
+        offered_insurance = offered_surrender = False
+        considered: set[tuple[str, int, int]] = set()
+        for _ in range(MAX_STEPS):
+            if self._settled is not None:
+                break
+            due = self.table.due()
+            prompts = due.prompts
+            if prompts:
+                if "shuffle after this round" in prompts:
+                    self._shuffle_due = True
+                if not offered_insurance and "offer insurance" in prompts:
+                    offered_insurance = True
+                    self._apply(self._offer_insurance)
+                    continue
+                if not offered_surrender and any(p.startswith("offer surrender") for p in prompts):
+                    offered_surrender = True
+                    self._apply(self._offer_surrender)
+                    continue
+            if not offered_insurance and due.phase == "dealer" and self._insurance_unannounced(due):
+                offered_insurance = True
+                self._apply(self._offer_insurance)
+                continue
+            decisions = due.decisions
+            mine = [d for d in decisions if d.get("box") == BOX]
+            if mine and self._decide(due, mine, considered):
+                continue
+            if any(d["action"] == "peek" for d in decisions):
+                self._apply(self._peek)
+                continue
+            if due.next_card is not None:
+                self._deal()
+                continue
+            raise SimulationError(f"nothing to do in round {due.round}: due = {due.to_dict()!r}")
+        else:
+            raise SimulationError(f"round did not end within {MAX_STEPS} steps")
+        result = self._settled
+        assert result is not None
+        if self.shoe.at_cut_card:
+            # The cutting card is next out of the shoe: it comes out now, and the dealer
+            # shuffles before the next round (never deals a round past it, 16.9).
+            self._apply(self._cut_card)
+            self.shoe.cut_out = True
+            self._shuffle_due = True
+        self._record(result)
+        return result
+
+    def _decide(
+        self, due: Due, decisions: list[dict[str, Any]], considered: set[tuple[str, int, int]]
+    ) -> bool:
+        """Answer the decisions open for the box; False when none needs an answer now."""
+        actions = {d["action"] for d in decisions}
+        hand_idx = next((d.get("hand", 0) for d in decisions if d["action"] in PLAY_ACTIONS), None)
+        up = self._up_card(due)
+        if "insurance" in actions and ("insurance", 0, 0) not in considered:
+            considered.add(("insurance", 0, 0))
+            if self.strategy.insurance:
+                self._insured += 1
+                self._apply(self._insure)
+                return True
+        if "rescue" in actions:
+            rescue = next(d for d in decisions if d["action"] == "rescue")
+            idx = rescue.get("hand", 0)
+            cards = self._hand_cards(due, idx)
+            key = ("rescue", idx, len(cards))
+            if key not in considered:
+                considered.add(key)
+                total = self._hand_total(due, idx, cards)
+                if up is not None and self.strategy.rescues(total, up):
+                    self._rescues += 1
+                    self._apply(self._rescue)
+                    return True
+        if hand_idx is None or up is None:
+            return False
+        cards = self._hand_cards(due, hand_idx)
+        action = self.strategy.decide(cards, up, actions & PLAY_ACTIONS)
+        if action == "hit":
+            self._deal()
+        elif action == "stand":
+            self._apply(self._stand)
+        elif action == "double":
+            self._apply(self._double)
+        elif action == "split":
+            self._apply(self._split)
+        elif action == "surrender":
+            self._apply(self._surrender)
+        else:  # pragma: no cover - decide() returns only the actions above
+            raise SimulationError(f"strategy chose {action!r}")
+        return True
+
+    def _insurance_unannounced(self, due: Due) -> bool:
+        """An ace up, no hand left to play, the dealer's second card next: 10.3 still asks the
+        dealer to announce insurance (the engine flags 16.11 otherwise), though ``due()`` does
+        not prompt it when every box finished on the deal (e.g. a lone pontoon)."""
+        cards = due.dealer.get("cards") or []
+        return self.rules.insurance and len(cards) == 1 and cards[0][0] == "A"
+
+    # --- reading the due view ------------------------------------------------------------
+
+    @staticmethod
+    def _up_card(due: Due) -> str | None:
+        cards = due.dealer.get("cards") or []
+        return str(cards[0]) if cards else None
+
+    @staticmethod
+    def _hand(due: Due, idx: int) -> dict[str, Any]:
+        for box in due.boxes:
+            if box.get("box") == BOX:
+                for h in box.get("hands") or []:
+                    if h.get("hand") == idx:
+                        return dict(h)
+        raise SimulationError(f"due() shows no hand {idx} for box {BOX}: {due.to_dict()!r}")
+
+    def _hand_cards(self, due: Due, idx: int) -> list[str]:
+        return list(self._hand(due, idx)["cards"])
+
+    def _hand_total(self, due: Due, idx: int, cards: list[str]) -> int:
+        total = self._hand(due, idx).get("total")
+        return int(total) if isinstance(total, int) else best_total(cards)[0]
+
+    # --- the tally -------------------------------------------------------------------------
+
+    def _record(self, result: RoundResult) -> None:
+        tally = self.tally
+        counts = tally.counts
+        net = Decimal(0)
+        staked = Decimal(0)
+        for s in result.settlements:
+            if s.player != PLAYER:
+                continue
+            net += s.returned - s.staked
+            staked += s.staked
+            if s.kind == "super_bonus":
+                counts["super_bonus"] += 1
+        tally.add_round(net, self.bet, staked)
+        hands = result.hands
+        tally.hands += len(hands)
+        split = len(hands) > 1
+        counts["split"] += len(hands) - 1
+        for h in hands:
+            cards = h["cards"]
+            n = len(cards)
+            total = h["total"]
+            if h["doubled"]:
+                counts["double"] += 1
+            outcome = h["outcome"]
+            if outcome in ("win", "lose", "push", "surrender"):
+                counts[outcome] += 1
+            if total == 21:
+                if n == 2 and not split:
+                    counts["natural"] += 1
+                elif n == 5:
+                    counts["five_card_21"] += 1
+                elif n == 6:
+                    counts["six_card_21"] += 1
+                elif n >= 7:
+                    counts["seven_plus_card_21"] += 1
+            if n == 3:
+                ranks = "".join(sorted(c[0] for c in cards))
+                if ranks == "678":
+                    counts["six_seven_eight"] += 1
+                elif ranks == "777":
+                    counts["seven_seven_seven"] += 1
+        dealer = result.dealer
+        if result.dealer_total > 21:
+            counts["dealer_bust"] += 1
+        if len(dealer) == 2 and result.dealer_total == 21:
+            counts["dealer_natural"] += 1
+        counts["rescue"] += self._rescues
+        counts["insurance"] += self._insured
