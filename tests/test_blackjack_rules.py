@@ -298,8 +298,16 @@ def test_generic_split_to_four_hands() -> None:
 
 
 def test_generic_peek_a_decision_checks_the_hole_card_and_16_11_if_not_offered() -> None:
-    table, flags = run("bet 1 ann 10", "nmb", "card 9S", "card AD", "card 8S", "card KC",
-                       "stand 1", game="blackjack")
+    table, flags = run(
+        "bet 1 ann 10",
+        "nmb",
+        "card 9S",
+        "card AD",
+        "card 8S",
+        "card KC",
+        "stand 1",
+        game="blackjack",
+    )
     r = last_round(table)
     assert rules_of(flags) == ["16.11", "turn"]  # the stand came after the round had ended
     assert r.dealer == ["AD", "KC"]

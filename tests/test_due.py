@@ -149,8 +149,17 @@ def test_no_insurance_to_offer_when_every_box_holds_pontoon() -> None:
 
 def test_insurance_still_prompted_when_play_ends_before_any_card() -> None:
     table = new_table()
-    feed(table, "shuffle 6 200", "bet 1 ann 10", "nmb", "card 9S", "card AD", "card KS",
-         "offer_surrender 1", "stand 1")
+    feed(
+        table,
+        "shuffle 6 200",
+        "bet 1 ann 10",
+        "nmb",
+        "card 9S",
+        "card AD",
+        "card KS",
+        "offer_surrender 1",
+        "stand 1",
+    )
     due = table.due().to_dict()
     assert due["prompts"][0] == "offer insurance"
     assert ("insurance", 1, "ann") in actions(due)

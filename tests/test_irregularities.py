@@ -370,6 +370,10 @@ def test_every_flag_rules_md_lists_has_words_for_the_dealer_screen() -> None:
 
 
 def test_5_5_a_change_seen_between_no_more_bets_and_the_first_card() -> None:
-    _, flags = run("bet 1 ann 10", {"type": "wager_seen", "box": 1, "amount": 10}, "nmb",
-                   {"type": "wager_seen", "box": 1, "amount": 5})
+    _, flags = run(
+        "bet 1 ann 10",
+        {"type": "wager_seen", "box": 1, "amount": 10},
+        "nmb",
+        {"type": "wager_seen", "box": 1, "amount": 5},
+    )
     assert rules_of(flags) == ["5.5"]
