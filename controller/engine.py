@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from decimal import ROUND_DOWN, Decimal
+from decimal import Decimal
 from typing import Any
 
+from controller import payouts
 from controller.cards import PICTURES, TEN_VALUES, VALUE, best_total
 from controller.events import EVENT_TYPES, Event, TableSetup
 from controller.rules import RuleSet
@@ -723,17 +724,10 @@ class Table:
         return bool(rnd.dealer) and rnd.dealer[0][0] == "A"
 
     def _dealer_natural(self, rnd: Round) -> bool:
-        d = rnd.dealer
-        return len(d) == 2 and VALUE[d[0]] + VALUE[d[1]] == 11 and "A" in (d[0][0], d[1][0])
+        return payouts.is_natural(rnd.dealer, False)
 
     def _is_natural(self, hand: Hand) -> bool:
-        c = hand.cards
-        return (
-            not hand.split
-            and len(c) == 2
-            and VALUE[c[0]] + VALUE[c[1]] == 11
-            and "A" in (c[0][0], c[1][0])
-        )
+        return payouts.is_natural(hand.cards, hand.split)
 
     def _depends_on_dealer(self, hand: Hand) -> bool:
         if hand.void or hand.surrendered or hand.busted:
@@ -1316,94 +1310,27 @@ class Table:
             return "surrender"
         if hand.busted:
             return "lose"
-        r = self.rules
-        dealer_natural = self._dealer_natural(rnd)
-        if self._is_natural(hand):
-            if dealer_natural:
-                return r.natural_vs_dealer_natural
-            return "win"
-        total = hand.best
-        if dealer_natural:
-            return "win" if total == 21 and r.player_21_beats_dealer_pontoon else "lose"
-        dealer = self._dealer_total(rnd)
-        if dealer > 21:
-            return "win"
-        if total == 21 and r.player_21_beats_dealer_21:
-            return "win"
-        if total == dealer:
-            return "push"
-        return "win" if total > dealer else "lose"
+        return payouts.outcome(
+            self.rules,
+            hand.best,
+            self._is_natural(hand),
+            self._dealer_total(rnd),
+            self._dealer_natural(rnd),
+        )
 
-    def _bonus_ratio(self, hand: Hand) -> Decimal:
-        """11.1: the best odds category a winning (undoubled) wager on this hand earns."""
-        if self._is_natural(hand):
-            return self.rules.natural_ratio
-        if not self.rules.bonus_odds:
-            return Decimal(1)
-        cards = hand.cards
-        n = len(cards)
-        total = hand.best
-        best = Decimal(1)
-        if total == 21 and n >= 7:
-            best = Decimal(3)
-        elif total == 21 and n == 6:
-            best = Decimal(2)
-        elif total == 21 and n == 5:
-            best = Decimal("1.5")
-        if n == 3 and sorted(c[0] for c in cards) in (["6", "7", "8"], ["7", "7", "7"]):
-            suits = {c[1] for c in cards}
-            if suits == {"S"}:
-                trio = Decimal(3)
-            elif len(suits) == 1:
-                trio = Decimal(2)
-            else:
-                trio = Decimal("1.5")
-            best = max(best, trio)
-        return best
-
-    def _super_bonus(self, rnd: Round, hand: Hand, wager: Wager) -> Decimal:
-        r = self.rules
-        if not r.super_bonus or hand.void or wager.double > 0 or not rnd.dealer:
-            return ZERO
-        c = hand.cards
-        if len(c) != 3 or any(x[0] != "7" for x in c) or len({x[1] for x in c}) != 1:
-            return ZERO
-        if rnd.dealer[0][0] != "7":
-            return ZERO
-        if wager.amount >= r.super_bonus_large_min:
-            return r.super_bonus_large
-        if wager.amount >= r.super_bonus_small_min:
-            return r.super_bonus_small
-        return ZERO
-
-    def _settle_wager(self, rnd: Round, hand: Hand, outcome: str, w: Wager) -> Decimal:
+    def _returned(self, rnd: Round, hand: Hand, result: str, w: Wager) -> Decimal:
         """What a wager (with its double) returns."""
-        staked = w.amount + w.double
-        r = self.rules
-        if outcome in ("void", "push"):
-            return staked
-        if outcome == "surrender":
-            lost_all = self._dealer_natural(rnd) and r.surrender_lost_to_dealer_natural
-            return ZERO if lost_all else (w.amount / 2).quantize(CENT, ROUND_DOWN)
-        if w.rescued:
-            return w.double
-        if outcome == "lose":
-            if self._dealer_natural(rnd) and not hand.busted:
-                back = ZERO
-                if not r.dealer_natural_takes_doubles:
-                    back += w.double
-                if (
-                    not r.dealer_natural_takes_splits
-                    and hand.split
-                    and hand is not rnd.boxes[hand.box].hands[0]
-                ):
-                    back = staked
-                return back
-            return ZERO
-        if w.double > 0:
-            return staked * 2
-        win = (w.amount * self._bonus_ratio(hand)).quantize(CENT, ROUND_DOWN)
-        return w.amount + win
+        return payouts.returned(
+            self.rules,
+            result,
+            w.amount,
+            w.double,
+            rescued=w.rescued,
+            ratio=payouts.odds(self.rules, hand.cards, hand.best, self._is_natural(hand)),
+            dealer_natural=self._dealer_natural(rnd),
+            busted=hand.busted,
+            added_by_split=hand.split and hand is not rnd.boxes[hand.box].hands[0],
+        )
 
     def _settle(self, rnd: Round) -> None:
         self._finish(rnd, "settled")
@@ -1488,7 +1415,7 @@ class Table:
             for i, hand in enumerate(box.hands):
                 outcome = outcomes[id(hand)] or "void"
                 for w in hand.wagers:
-                    returned = self._settle_wager(rnd, hand, outcome, w)
+                    returned = self._returned(rnd, hand, outcome, w)
                     out = rows.setdefault((box.number, w.player), [])
                     out.append(
                         Settlement(w.player, box.number, i, "hand", w.amount + w.double, returned)
@@ -1506,8 +1433,11 @@ class Table:
             for i, hand in enumerate(box.hands):
                 if outcomes[id(hand)] == "void":
                     continue
+                dealer_first = rnd.dealer[0] if rnd.dealer else None
                 for w in hand.wagers:
-                    bonus = self._super_bonus(rnd, hand, w)
+                    bonus = payouts.super_bonus(
+                        self.rules, hand.cards, dealer_first, w.amount, w.double > 0
+                    )
                     if bonus:
                         super_winners.add((w.player, box.number))
                         rows[(box.number, w.player)].append(

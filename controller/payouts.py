@@ -1,0 +1,121 @@
+"""What a hand is worth: outcomes (5.1), odds (11.1), the Super Bonus (11.2) and returns.
+
+Pure functions of the rule set and the cards, used by the engine when a round settles. Cards
+are two-character codes; totals are the best totals the engine computed for the hands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import ROUND_DOWN, Decimal
+
+from controller.cards import VALUE
+from controller.rules import RuleSet
+
+ZERO = Decimal(0)
+CENT = Decimal("0.01")
+_TRIOS = (["6", "7", "8"], ["7", "7", "7"])
+
+
+def is_natural(cards: Sequence[str], split: bool) -> bool:
+    """An ace and a ten-value card as the first two cards of an original hand (13.4(c))."""
+    return (
+        not split
+        and len(cards) == 2
+        and VALUE[cards[0]] + VALUE[cards[1]] == 11
+        and "A" in (cards[0][0], cards[1][0])
+    )
+
+
+def outcome(
+    rules: RuleSet, total: int, natural: bool, dealer_total: int, dealer_natural: bool
+) -> str:
+    """5.1: a standing (not bust, void or surrendered) hand against the dealer's final hand."""
+    if natural:
+        return rules.natural_vs_dealer_natural if dealer_natural else "win"
+    if dealer_natural:
+        return "win" if total == 21 and rules.player_21_beats_dealer_pontoon else "lose"
+    if dealer_total > 21:
+        return "win"
+    if total == 21 and rules.player_21_beats_dealer_21:
+        return "win"
+    if total == dealer_total:
+        return "push"
+    return "win" if total > dealer_total else "lose"
+
+
+def odds(rules: RuleSet, cards: Sequence[str], total: int, natural: bool) -> Decimal:
+    """11.1: the best odds category a winning, undoubled wager on this hand earns."""
+    if natural:
+        return rules.natural_ratio
+    if not rules.bonus_odds:
+        return Decimal(1)
+    n = len(cards)
+    best = Decimal(1)
+    if total == 21 and n >= 7:
+        best = Decimal(3)
+    elif total == 21 and n == 6:
+        best = Decimal(2)
+    elif total == 21 and n == 5:
+        best = Decimal("1.5")
+    if n == 3 and sorted(c[0] for c in cards) in _TRIOS:
+        suits = {c[1] for c in cards}
+        if suits == {"S"}:
+            trio = Decimal(3)
+        elif len(suits) == 1:
+            trio = Decimal(2)
+        else:
+            trio = Decimal("1.5")
+        best = max(best, trio)
+    return best
+
+
+def super_bonus(
+    rules: RuleSet, cards: Sequence[str], dealer_first: str | None, wager: Decimal, doubled: bool
+) -> Decimal:
+    """11.2: 7-7-7 of one suit against a dealer's first card 7; never on a doubled wager (12.5)."""
+    if not rules.super_bonus or doubled or dealer_first is None or dealer_first[0] != "7":
+        return ZERO
+    if len(cards) != 3 or any(c[0] != "7" for c in cards) or len({c[1] for c in cards}) != 1:
+        return ZERO
+    if wager >= rules.super_bonus_large_min:
+        return rules.super_bonus_large
+    if wager >= rules.super_bonus_small_min:
+        return rules.super_bonus_small
+    return ZERO
+
+
+def returned(
+    rules: RuleSet,
+    result: str,
+    amount: Decimal,
+    double: Decimal,
+    *,
+    rescued: bool,
+    ratio: Decimal,
+    dealer_natural: bool,
+    busted: bool,
+    added_by_split: bool,
+) -> Decimal:
+    """What one player's wager on a hand (with its double) returns, given the hand's result.
+
+    ``ratio`` is the hand's 11.1 odds; ``added_by_split`` marks a hand a split added to the box.
+    Odd cents in a payout are rounded down.
+    """
+    staked = amount + double
+    if result in ("void", "push"):
+        return staked
+    if result == "surrender":  # 9.5
+        lost_all = dealer_natural and rules.surrender_lost_to_dealer_natural
+        return ZERO if lost_all else (amount / 2).quantize(CENT, ROUND_DOWN)
+    if rescued:  # 12.8: the double comes back, the original is forfeit
+        return double
+    if result == "lose":
+        if not dealer_natural or busted:
+            return ZERO
+        if added_by_split and not rules.dealer_natural_takes_splits:
+            return staked
+        return ZERO if rules.dealer_natural_takes_doubles else double  # 12.7
+    if double > 0:  # 12.5: a doubled wager is paid 1:1
+        return staked * 2
+    return amount + (amount * ratio).quantize(CENT, ROUND_DOWN)
