@@ -12,8 +12,17 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from controller import logs
+
 # Modules that contribute subcommands, in the order they appear in `floorctl --help`.
-COMMAND_MODULES: tuple[str, ...] = ("controller.replay", "drivers.shoe.cli")
+COMMAND_MODULES: tuple[str, ...] = (
+    "controller.replay",
+    "drivers.shoe.cli",
+    "controller.service.cli",
+    "controller.store.cli",
+    "controller.sim.command",
+    "drivers.camera.cli",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Device and store faults are logged as JSON lines on standard error, never mixed into a
+    # command's output; `run` and `demo` set their own level from their config and options.
+    logs.configure("warning")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -19,6 +19,16 @@ from urllib.parse import quote
 
 import psycopg
 import pytest
+import structlog
+
+
+@pytest.fixture(autouse=True)
+def _structlog_isolated() -> Iterator[None]:
+    """Each test starts from structlog's defaults: a command run in-process configures logging
+    globally (JSON on standard error, warnings up), which must not leak into the next test."""
+    yield
+    structlog.reset_defaults()
+
 
 STORE_PG_BASE = os.environ.get(
     "FLOORCTL_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test"

@@ -34,7 +34,7 @@ def test_a_box_may_have_its_own_chip_step(tmp_path: Path) -> None:
 
 
 def test_other_sections_are_not_the_camera_loaders_business(tmp_path: Path) -> None:
-    text = EXAMPLE.read_text() + '\n[shoe]\nurl = "loop://"\nwhatever = 3\n'
+    text = EXAMPLE.read_text() + '\n[jackpot]\nurl = "loop://"\nwhatever = 3\n'
     path = tmp_path / "t.toml"
     path.write_text(text)
     assert load_camera_config(path).stable_frames == load_camera_config(EXAMPLE).stable_frames

@@ -203,6 +203,8 @@ class SimulatedShoe:
             if self._stopping.is_set():
                 break
             self._wait(self._interval if number > 1 else 0.0)
+            if self._stopping.is_set():  # stopped while waiting: deal nothing more
+                break
             if self._load.cut_card == number - 1:
                 self._write(Written("cut_card", self._frame(line_body(CutCard()))))
             self._deal(number, card)

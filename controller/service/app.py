@@ -1,0 +1,247 @@
+"""`floorctl run`: one process for one table.
+
+Start-up order: the config (refuse to start if wrong), the audit store (restore the table by
+replaying its events), the screen's service, the devices, the web server; then READY=1 to
+systemd and watchdog pings for as long as the event loop answers. SIGTERM stops the server,
+then the devices, then flushes and closes the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+import structlog
+import uvicorn
+
+from controller.service.config import ServiceConfig
+from controller.service.core import TableService
+from controller.service.pin import PinGuard
+from controller.service.sdnotify import Notifier, WatchdogPinger
+from controller.service.web import Heartbeat, create_app
+from controller.store.recorder import Recorder
+from controller.store.repository import Store
+
+log = structlog.get_logger("floorctl.run")
+
+
+class StartError(RuntimeError):
+    """The service could not start (the message says what and where)."""
+
+
+@dataclass
+class Table:
+    """The parts of a running table, for `run` and `demo` alike."""
+
+    store: Store
+    recorder: Recorder
+    service: TableService
+    guard: PinGuard
+    heartbeat: Heartbeat
+    stoppers: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        for stop in reversed(self.stoppers):
+            try:
+                stop()
+            except Exception:
+                log.exception("stopping a part failed")
+        self.stoppers.clear()
+        self.service.close()
+        self.store.close()
+
+
+def open_table(
+    table_line: dict[str, Any],
+    store_url: str,
+    supervisors: dict[str, str],
+    *,
+    pin_max_attempts: int = 5,
+    pin_lockout_seconds: float = 60.0,
+    session_seconds: float = 120.0,
+) -> Table:
+    """Open the store, restore (or start) the table, and build its service."""
+    from controller.store.db import StoreError
+
+    try:
+        store = Store.open(store_url)
+    except Exception as exc:
+        raise StartError(f"audit store {store_url}: cannot open: {exc}") from exc
+    try:
+        recorder = Recorder.open(store, table_line)
+    except (StoreError, ValueError) as exc:
+        store.close()
+        raise StartError(f"audit store {store.name}: {exc}") from exc
+    service = TableService(recorder, supervisors=tuple(supervisors))
+    recorder.on_status = service.store_status
+    service.store_status(recorder.status())
+    guard = PinGuard(
+        dict(supervisors),
+        max_attempts=pin_max_attempts,
+        lockout_seconds=pin_lockout_seconds,
+        session_seconds=session_seconds,
+    )
+    return Table(store, recorder, service, guard, Heartbeat())
+
+
+def build_from_config(cfg: ServiceConfig) -> Table:
+    table = open_table(
+        cfg.table,
+        cfg.store.url,
+        cfg.supervisors,
+        pin_max_attempts=cfg.ui.pin_max_attempts,
+        pin_lockout_seconds=cfg.ui.pin_lockout_seconds,
+        session_seconds=cfg.ui.supervisor_session_seconds,
+    )
+    try:
+        _attach_devices(table, cfg)
+    except Exception:
+        table.close()
+        raise
+    return table
+
+
+def _attach_devices(table: Table, cfg: ServiceConfig) -> None:
+    service = table.service
+    if cfg.shoe.url is None:
+        service.set_device("shoe", "off", "no shoe reader configured: cards entered by hand")
+    else:
+        from controller.service.devices import ShoeFeed
+
+        feed = ShoeFeed(
+            service,
+            cfg.shoe.url,
+            baudrate=cfg.shoe.baudrate,
+            silence_timeout=cfg.shoe.heartbeat_timeout or None,
+            reconnect_max=cfg.shoe.reconnect_seconds,
+        )
+        feed.start()
+        table.stoppers.append(feed.stop)
+    if cfg.camera is None:
+        service.set_device("camera", "off", "no chip camera configured: wagers entered by hand")
+    else:
+        from controller.service.camera import start_camera
+
+        stop = start_camera(service, cfg.camera)
+        table.stoppers.append(stop)
+
+
+async def serve(
+    table: Table,
+    host: str,
+    port: int,
+    *,
+    notifier: Notifier | None = None,
+    on_ready: Callable[[str], None] | None = None,
+    until: asyncio.Future[Any] | None = None,
+) -> int:
+    """Serve the dealer's screen until SIGINT/SIGTERM (or `until` completes)."""
+    app = create_app(table.service, table.guard, heartbeat=table.heartbeat)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        ws="websockets-sansio",
+        timeout_graceful_shutdown=3,
+    )
+    server = _Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            with contextlib.suppress(SystemExit):
+                task.result()
+            raise StartError(f"cannot listen on {host}:{port} (is the port in use?)")
+        await asyncio.sleep(0.02)
+    bound = _bound_port(server) or port
+    url = f"http://{host}:{bound}/"
+    log.info("dealer screen ready", url=url)
+    if not ipaddress.ip_address(host).is_loopback:
+        log.warning(
+            "the dealer's screen is reachable from the network, not only this PC",
+            host=host,
+            port=bound,
+        )
+    note = notifier or Notifier()
+    pinger = WatchdogPinger(note, table.heartbeat.healthy)
+    note.ready(status_line(table.service, url))
+    pinger.start()
+    shown = [status_line(table.service, url)]
+
+    def update_status() -> None:  # `systemctl status` shows the devices' faults too
+        line = status_line(table.service, url)
+        if line != shown[0]:
+            shown[0] = line
+            note.status(line)
+
+    unsubscribe = table.service.subscribe(update_status)
+    if on_ready is not None:
+        on_ready(url)
+    try:
+        if until is not None:
+            waiter = asyncio.ensure_future(until)
+            done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            if task not in done:
+                server.should_exit = True
+                await task
+        else:
+            await task
+    finally:
+        unsubscribe()
+        note.stopping()
+        pinger.stop()
+    return 0
+
+
+def status_line(service: TableService, url: str) -> str:
+    """One line for systemd's STATUS=: the table, its screen, and any device at fault."""
+    faults = [
+        f"{name} fault: {info['reason']}"
+        for name, info in service.device_states().items()
+        if info["state"] == "fault"
+    ]
+    return "; ".join([f"table {service.setup.table_id}: dealer screen on {url}", *faults])
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, stopping on SIGTERM/SIGINT without re-raising the signal afterwards,
+    so that the devices are stopped and the audit store is flushed and closed first."""
+
+    signalled: int | None = None
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def handle(sig: int, _frame: FrameType | None) -> None:
+            self.signalled = sig
+            if self.should_exit and sig == signal.SIGINT:
+                self.force_exit = True
+            self.should_exit = True
+
+        originals = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in originals.items():
+                signal.signal(sig, handler)
+
+
+def _bound_port(server: uvicorn.Server) -> int | None:
+    for srv in getattr(server, "servers", []) or []:
+        for sock in getattr(srv, "sockets", []) or []:
+            name = sock.getsockname()
+            if isinstance(name, tuple) and len(name) >= 2:
+                return int(name[1])
+    return None

@@ -1,0 +1,208 @@
+"""The chip camera, wired to the table service.
+
+`CameraFeed` runs the camera driver's own monitor (`drivers.camera.CameraMonitor`: frames,
+fiducials, detector, stability) in a thread and hands each stable wager to the service; the
+monitor's status (ok, or a fault with its reason) goes to the dealer's screen. A camera that
+cannot be opened or stops giving frames is retried; meanwhile wagers are entered by hand.
+
+`SyntheticSource` is the demo's camera: the camera driver's layout renderer draws the wagers
+the demo's players place, with the camera's perspective, light and noise, frame after frame.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import structlog
+
+from controller.service.core import TableService
+from drivers.camera import CameraConfig, CameraMonitor, FrameSource, SourceError, open_source
+from drivers.camera.render import LayoutRenderer, Look, Scene, Stack, random_look
+
+log = structlog.get_logger("floorctl.camera")
+
+SourceFactory = Callable[[], FrameSource]
+
+
+class CameraFeed:
+    """A camera monitor in a thread: stable wagers to the service, status to the screen."""
+
+    def __init__(
+        self,
+        service: TableService,
+        cfg: CameraConfig,
+        open_frames: SourceFactory,
+        *,
+        max_fps: float = 15.0,
+        retry_seconds: float = 2.0,
+    ) -> None:
+        self.service = service
+        self.cfg = cfg
+        self.open_frames = open_frames
+        self.min_period = 1.0 / max_fps if max_fps > 0 else 0.0
+        self.retry_seconds = retry_seconds
+        self.monitor: CameraMonitor | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        service.set_device("camera", "connecting", cfg.source)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="chip-camera", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        if self.monitor is not None:
+            self.monitor.close()
+
+    def _open(self) -> CameraMonitor | None:
+        try:
+            return CameraMonitor(self.cfg, self.open_frames())
+        except (SourceError, OSError) as exc:
+            self.service.set_device("camera", "fault", str(exc))
+            return None
+
+    def _run(self) -> None:
+        dry_since: float | None = None
+        while not self._stop.is_set():
+            if self.monitor is None:
+                self.monitor = self._open()
+                if self.monitor is None:
+                    self._stop.wait(self.retry_seconds)
+                    continue
+            started = time.monotonic()
+            try:
+                events = self.monitor.step()
+            except Exception as exc:  # the driver must not take the table down
+                log.exception("camera step failed", error=str(exc))
+                self.service.set_device("camera", "fault", f"camera driver failed: {exc}")
+                self._reopen()
+                continue
+            status = self.monitor.status
+            if status.ok:
+                self.service.set_device("camera", "ok")
+                dry_since = None
+            else:
+                self.service.set_device("camera", "fault", status.reason)
+                if status.kind == "no frames":
+                    dry_since = dry_since or started
+                    if started - dry_since > self.retry_seconds:
+                        self._reopen()  # a camera unplugged: open it again
+                        dry_since = None
+            for event in events:
+                self.service.camera_seen(event)
+            spare = self.min_period - (time.monotonic() - started)
+            if spare > 0:
+                self._stop.wait(spare)
+
+    def _reopen(self) -> None:
+        if self.monitor is not None:
+            try:
+                self.monitor.close()
+            except Exception:
+                log.exception("closing the camera failed")
+        self.monitor = None
+        self._stop.wait(self.retry_seconds)
+
+
+def start_camera(service: TableService, cfg: CameraConfig) -> Callable[[], None]:
+    """Start the configured camera; returns its stop function."""
+    feed = CameraFeed(service, cfg, lambda: open_source(cfg.source, cfg.resolution))
+    feed.start()
+    return feed.stop
+
+
+# ----- the demo's camera --------------------------------------------------------------------
+
+
+class SyntheticSource:
+    """Frames of the layout with the chips the demo's players put down (a FrameSource)."""
+
+    name = "synthetic layout"
+
+    def __init__(self, cfg: CameraConfig, seed: int) -> None:
+        self.cfg = cfg
+        self.rng = np.random.default_rng(seed)
+        self.renderer = LayoutRenderer(cfg)
+        self.look: Look = random_look(self.rng, cfg)
+        self._lock = threading.Lock()
+        self._scene = Scene({b.box: () for b in cfg.boxes})
+        self._layout: Any = None
+        self._frames: list[Any] = []
+        self._shown = 0
+
+    def place(self, wagers: dict[int, Decimal]) -> None:
+        """Chips for these wagers (others' boxes cleared), as players and dealer would."""
+        stacks: dict[int, tuple[Stack, ...]] = {}
+        for area in self.cfg.boxes:
+            amount = wagers.get(area.box, Decimal(0))
+            stacks[area.box] = self._stacks(area.center_mm, amount)
+        with self._lock:
+            self._scene = Scene(stacks)
+            self._layout = None
+
+    def _stacks(self, centre: tuple[float, float], amount: Decimal) -> tuple[Stack, ...]:
+        chips: list[int] = []
+        left = int(amount)
+        for value in sorted((c.value for c in self.cfg.chips), reverse=True):
+            while left >= value:
+                chips.append(value)
+                left -= value
+        if not chips:
+            return ()
+        tallest = self.cfg.layout.max_stack
+        piles = [chips[i : i + tallest] for i in range(0, len(chips), tallest)]
+        d = self.cfg.layout.chip_diameter_mm + 6
+        x0 = centre[0] - (len(piles) - 1) * d / 2
+        return tuple(
+            Stack((x0 + i * d, centre[1]), tuple(pile), tuple(0.0 for _ in pile))
+            for i, pile in enumerate(piles)
+        )
+
+    VARIANTS = 3  # noisy frames rendered per scene, then shown in turn (rendering is slow)
+
+    def read(self) -> Any:
+        with self._lock:
+            if self._layout is None:
+                self._layout, _mask = self.renderer.draw_scene(self._scene)
+                self._frames = []
+                self._shown = 0
+            if len(self._frames) < self.VARIANTS:
+                self._frames.append(self.renderer.to_frame(self._layout, self.look, self.rng))
+            self._shown += 1
+            return self._frames[self._shown % len(self._frames)]
+
+    def close(self) -> None:
+        pass
+
+
+class SyntheticCamera:
+    """The demo's camera: synthetic frames through the real monitor and detector."""
+
+    def __init__(self, source: SyntheticSource, feed: CameraFeed) -> None:
+        self.source = source
+        self.feed = feed
+
+    @classmethod
+    def start(cls, service: TableService, *, seed: int, max_fps: float = 12.0) -> SyntheticCamera:
+        from controller.rules import CONFIG_DIR
+        from drivers.camera import load_camera_config
+
+        cfg = load_camera_config(CONFIG_DIR / "table.example.toml")
+        source = SyntheticSource(cfg, seed)
+        feed = CameraFeed(service, cfg, lambda: source, max_fps=max_fps)
+        feed.start()
+        return cls(source, feed)
+
+    def place(self, wagers: dict[int, Decimal]) -> None:
+        self.source.place(wagers)
+
+    def stop(self) -> None:
+        self.feed.stop()

@@ -1,0 +1,161 @@
+"""`floorctl run`, `floorctl demo` and `floorctl pin-hash`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import sys
+from pathlib import Path
+
+from controller import logs
+from controller.service.config import DEFAULT_CONFIG, ConfigError, load_config
+from controller.service.pin import MIN_PIN_LENGTH, hash_pin
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = subparsers.add_parser(
+        "run",
+        help="run the table: shoe reader, chip camera, engine, audit store, dealer's screen",
+        description="Run one table as configured. A bad config refuses to start, naming the "
+        "file, key and value. Logs are JSON lines on standard error.",
+    )
+    run.add_argument(
+        "--config",
+        type=Path,
+        default=DEFAULT_CONFIG,
+        help=f"table config (default {DEFAULT_CONFIG})",
+    )
+    run.add_argument(
+        "--check", action="store_true", help="check the config and exit (0 if it is good)"
+    )
+    run.set_defaults(func=_run)
+
+    demo = subparsers.add_parser(
+        "demo",
+        help="the whole table on stand-ins, with the dealer's screen on http://127.0.0.1:8080",
+        description="A simulated shoe on a pseudo-terminal, synthetic chip-camera frames and a "
+        "dealer bot play rounds into a SQLite audit store while the dealer's screen shows them.",
+    )
+    demo.add_argument(
+        "--rounds", type=_count, default=0, help="stop after N rounds (default: until interrupted)"
+    )
+    demo.add_argument(
+        "--db",
+        type=Path,
+        default=Path("floorctl-demo.db"),
+        help="SQLite audit store (default ./floorctl-demo.db; an older one is kept as .previous)",
+    )
+    demo.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1)")
+    demo.add_argument("--port", type=int, default=8080, help="port (default 8080; 0: any free)")
+    demo.add_argument(
+        "--pace", type=float, default=0.6, help="seconds between the dealer's actions (default 0.6)"
+    )
+    demo.add_argument("--seed", type=int, default=None, help="random seed (a seed replays a demo)")
+    demo.add_argument("--faults", default="", help="shoe faults, e.g. misread=0.05,faceup@12")
+    demo.add_argument(
+        "--game",
+        default="pontoon-nz-2000",
+        choices=["pontoon-nz-2000", "blackjack-nz-1994", "blackjack"],
+    )
+    demo.add_argument(
+        "--no-camera",
+        action="store_true",
+        help="no camera stand-in: the demo's supervisor enters the wagers by hand",
+    )
+    demo.add_argument(
+        "--log-level", default="warning", choices=["debug", "info", "warning", "error"]
+    )
+    demo.set_defaults(func=_demo)
+
+    pin = subparsers.add_parser(
+        "pin-hash",
+        help="hash a supervisor PIN for the [supervisors] section of the table config",
+    )
+    pin.add_argument("--stdin", action="store_true", help="read the PIN from standard input")
+    pin.set_defaults(func=_pin_hash)
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
+
+
+def _run(args: argparse.Namespace) -> int:
+    from controller.service.app import StartError, build_from_config, serve
+
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        print(f"floorctl run: {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        print(f"{cfg.path}: good (table {cfg.setup.table_id}, {cfg.setup.game})")
+        return 0
+    logs.configure(cfg.log.level)
+    try:
+        table = build_from_config(cfg)
+    except StartError as exc:
+        print(f"floorctl run: {exc}", file=sys.stderr)
+        return 1
+    try:
+        return asyncio.run(serve(table, cfg.ui.host, cfg.ui.port))
+    except StartError as exc:
+        print(f"floorctl run: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        table.close()
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from controller.service.app import StartError
+    from controller.service.demo import Demo, DemoOptions
+
+    logs.configure(args.log_level)
+    options = DemoOptions(
+        rounds=args.rounds,
+        db=args.db,
+        host=args.host,
+        port=args.port,
+        pace=max(0.0, args.pace),
+        seed=args.seed,
+        faults=args.faults,
+        game=args.game,
+        camera=not args.no_camera,
+    )
+    demo = Demo(options)
+    try:
+        demo.open()
+        status = asyncio.run(demo.run())
+    except StartError as exc:
+        print(f"floorctl demo: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        status = 130
+    finally:
+        line = demo.progress() if demo.table is not None else ""
+        demo.close()
+    if line:
+        print(f"\n{line}")
+    return status
+
+
+def _pin_hash(args: argparse.Namespace) -> int:
+    if args.stdin:
+        pin = sys.stdin.readline().strip()
+    else:
+        pin = getpass.getpass("supervisor PIN: ")
+        if getpass.getpass("again: ") != pin:
+            print("floorctl pin-hash: the two PINs differ", file=sys.stderr)
+            return 2
+    try:
+        print(hash_pin(pin))
+    except ValueError as exc:
+        print(f"floorctl pin-hash: {exc} (at least {MIN_PIN_LENGTH} digits)", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,376 @@
+"""The table config (`/etc/floorctl/table.toml`): read, checked, refused when wrong.
+
+Every key is known; an unknown section or key, or a value of the wrong kind, stops the
+service before it opens a device, with one message naming the file, the key and the value:
+
+    /etc/floorctl/table.toml: [ui] port = 99999: not a TCP port (1-65535)
+
+The [table] section becomes the scenario's `table` line and is checked by the engine's own
+parser; the [camera] section is checked by the camera driver's loader.
+"""
+
+from __future__ import annotations
+
+import importlib
+import ipaddress
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from controller.events import ScenarioError, TableSetup, parse_setup
+from controller.service.pin import MIN_PIN_LENGTH, PinFormatError, parse_pin_hash
+
+DEFAULT_CONFIG = Path("/etc/floorctl/table.toml")
+
+
+class ConfigError(ValueError):
+    """A config the service will not start with; the message names file, key and value."""
+
+    def __init__(self, path: Path | str, key: str, value: Any, reason: str) -> None:
+        shown = "(missing)" if value is _MISSING else _show(value)
+        super().__init__(f"{path}: {key} = {shown}: {reason}" if key else f"{path}: {reason}")
+        self.path = str(path)
+        self.key = key
+        self.value = None if value is _MISSING else value
+        self.reason = reason
+
+    @classmethod
+    def named_by(cls, path: Path | str, key: str, message: str) -> ConfigError:
+        """An error whose message (from another part's loader) already names file, key, value."""
+        err = cls(path, "", _MISSING, message)
+        err.args = (message if str(path) in message else f"{path}: {message}",)
+        err.key = key
+        return err
+
+
+_MISSING: Any = object()
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, (dict, list)) else str(value)
+
+
+@dataclass(frozen=True)
+class ShoeConfig:
+    url: str | None  # None: no shoe reader attached (cards entered by hand)
+    baudrate: int = 9600
+    heartbeat_timeout: float = 3.0
+    reconnect_seconds: float = 2.0
+
+
+@dataclass(frozen=True)
+class UiConfig:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    pin_max_attempts: int = 5
+    pin_lockout_seconds: float = 60.0
+    supervisor_session_seconds: float = 120.0
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    url: str = "sqlite:///floorctl.db"
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    level: str = "info"
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    path: Path
+    table: dict[str, Any]  # the scenario's `table` line
+    setup: TableSetup
+    shoe: ShoeConfig
+    store: StoreConfig
+    ui: UiConfig
+    log: LogConfig
+    supervisors: dict[str, str]  # supervisor id -> PIN hash
+    camera: Any = None  # the camera driver's own config object, or None when absent
+    camera_raw: dict[str, Any] = field(default_factory=dict)
+
+
+# --- value checkers: each returns the value or raises ValueError(reason) ----------------------
+
+
+def _str(v: Any) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError("expected non-empty text")
+    return v
+
+
+def _int_range(lo: int, hi: int, what: str) -> Callable[[Any], int]:
+    def check(v: Any) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise ValueError(f"not {what} ({lo}-{hi})")
+        return v
+
+    return check
+
+
+def _seconds(lo: float, hi: float) -> Callable[[Any], float]:
+    def check(v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+            raise ValueError(f"not a number of seconds ({lo:g}-{hi:g})")
+        return float(v)
+
+    return check
+
+
+def _port(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 65535:
+        raise ValueError("not a TCP port (1-65535, or 0 for any free port)")
+    return v
+
+
+def _heartbeat(v: Any) -> float:
+    """Seconds of silence before the reader counts as faulty; 0 for a plain scanner."""
+    if v == 0 and not isinstance(v, bool):
+        return 0.0
+    try:
+        return _seconds(0.5, 600)(v)
+    except ValueError:
+        raise ValueError(
+            "not a number of seconds (0.5-600, or 0: the reader sends no heartbeat)"
+        ) from None
+
+
+def _host(v: Any) -> str:
+    if v == "localhost":
+        return "127.0.0.1"
+    try:
+        ipaddress.ip_address(v)
+    except ValueError:
+        raise ValueError("not an IP address to listen on (e.g. 127.0.0.1 or 0.0.0.0)") from None
+    return str(v)
+
+
+def _level(v: Any) -> str:
+    if v not in ("debug", "info", "warning", "error"):
+        raise ValueError('not a log level ("debug", "info", "warning" or "error")')
+    return str(v)
+
+
+def _shoe_url(v: Any) -> str | None:
+    if v == "none":
+        return None
+    return _str(v)
+
+
+def _store_url(v: Any) -> str:
+    text = _str(v)
+    if not text.startswith(("sqlite:", "postgresql:", "postgresql+psycopg:", "postgres:")):
+        raise ValueError("not a database URL (sqlite:///PATH or postgresql://...)")
+    return text
+
+
+Spec = dict[str, tuple[Callable[[Any], Any], Any]]
+
+_SHOE: Spec = {
+    "url": (_shoe_url, _MISSING),
+    "baudrate": (_int_range(300, 921_600, "a baud rate"), 9600),
+    "heartbeat_timeout": (_heartbeat, 3.0),
+    "reconnect_seconds": (_seconds(0.1, 600), 2.0),
+}
+_UI: Spec = {
+    "host": (_host, "127.0.0.1"),
+    "port": (_port, 8080),
+    "pin_max_attempts": (_int_range(1, 100, "a number of attempts"), 5),
+    "pin_lockout_seconds": (_seconds(1, 86_400), 60.0),
+    "supervisor_session_seconds": (_seconds(10, 3600), 120.0),
+}
+_STORE: Spec = {"url": (_store_url, _MISSING)}
+_LOG: Spec = {"level": (_level, "info")}
+_TABLE_KEYS = ("table_id", "game", "boxes", "decks", "min_bet", "max_bet", "rules")
+_SECTIONS = ("table", "shoe", "camera", "store", "ui", "supervisors", "log")
+
+
+def _section(path: Path, data: Mapping[str, Any], name: str, spec: Spec) -> dict[str, Any]:
+    raw = data.get(name, {})
+    if not isinstance(raw, Mapping):
+        raise ConfigError(path, f"[{name}]", raw, "expected a table (section)")
+    for key in raw:
+        if key not in spec:
+            known = ", ".join(spec)
+            raise ConfigError(path, f"[{name}] {key}", raw[key], f"unknown key (known: {known})")
+    out: dict[str, Any] = {}
+    for key, (check, default) in spec.items():
+        if key not in raw:
+            if default is _MISSING:
+                raise ConfigError(path, f"[{name}] {key}", _MISSING, "required")
+            out[key] = default
+            continue
+        try:
+            out[key] = check(raw[key])
+        except ValueError as exc:
+            raise ConfigError(path, f"[{name}] {key}", raw[key], str(exc)) from None
+    return out
+
+
+def _table(path: Path, data: Mapping[str, Any]) -> tuple[dict[str, Any], TableSetup]:
+    raw = data.get("table")
+    if not isinstance(raw, Mapping):
+        raise ConfigError(path, "[table]", raw if raw is not None else _MISSING, "required")
+    for key in raw:
+        if key not in _TABLE_KEYS:
+            known = ", ".join(_TABLE_KEYS)
+            raise ConfigError(path, f"[table] {key}", raw[key], f"unknown key (known: {known})")
+    line: dict[str, Any] = {"type": "table"}
+    for key in _TABLE_KEYS:
+        if key in raw:
+            value = raw[key]
+            # TOML floats are binary: money goes to the engine as decimal text.
+            line[key] = str(Decimal(str(value))) if isinstance(value, float) else value
+    if "table_id" not in line:
+        raise ConfigError(path, "[table] table_id", _MISSING, "required")
+    line.setdefault("rules", {})
+    try:
+        setup = parse_setup(line, line=0)
+    except ScenarioError as exc:
+        key = exc.field or "?"
+        if key.startswith("rules."):
+            shown = f"[table.rules] {key.removeprefix('rules.')}"
+            value = raw.get("rules", {}).get(key.removeprefix("rules."), _MISSING)
+        else:
+            shown = f"[table] {key}"
+            value = raw.get(key, _MISSING)
+        raise ConfigError(path, shown, value, exc.detail) from None
+    return line, setup
+
+
+def _supervisors(path: Path, data: Mapping[str, Any]) -> dict[str, str]:
+    raw = data.get("supervisors")
+    if raw is None or (isinstance(raw, Mapping) and not raw):
+        raise ConfigError(
+            path,
+            "[supervisors]",
+            _MISSING,
+            "no supervisor PIN is set; there is no default PIN. Add one line per supervisor, "
+            'e.g. jsmith = "<output of floorctl pin-hash>"',
+        )
+    if not isinstance(raw, Mapping):
+        raise ConfigError(path, "[supervisors]", raw, "expected a table of id = PIN hash")
+    out: dict[str, str] = {}
+    for ident, stored in raw.items():
+        key = f"[supervisors] {ident}"
+        if not isinstance(stored, str):
+            raise ConfigError(path, key, stored, "expected a PIN hash (text)")
+        if stored.isdigit():
+            raise ConfigError(
+                path,
+                key,
+                "(a plain PIN)",
+                "PINs are stored hashed: run `floorctl pin-hash` and paste its output",
+            )
+        try:
+            parse_pin_hash(stored)
+        except PinFormatError as exc:
+            raise ConfigError(path, key, stored, f"not a PIN hash: {exc}") from None
+        out[str(ident)] = stored
+    return out
+
+
+CameraLoader = Callable[[Mapping[str, Any], Path], Any]
+
+
+def _camera_loader() -> CameraLoader | None:
+    """The camera driver's section loader, when that driver is installed."""
+    try:
+        module = importlib.import_module("drivers.camera.config")
+    except ImportError:
+        return None
+    for name in ("load_camera_section", "camera_config_from_dict", "parse_camera_config"):
+        loader = getattr(module, name, None)
+        if callable(loader):
+            return _adapt(loader)
+    return None
+
+
+def _adapt(loader: Callable[..., Any]) -> CameraLoader:
+    def call(section: Mapping[str, Any], path: Path) -> Any:
+        return loader(dict(section), path)
+
+    return call
+
+
+def load_config(path: Path | str, camera_loader: CameraLoader | None = None) -> ServiceConfig:
+    """Read and check the whole table config; raises ConfigError naming file, key and value."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(path, "", _MISSING, f"cannot read the config: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(path, "", _MISSING, f"not valid TOML: {exc}") from None
+    return config_from_dict(data, path, camera_loader)
+
+
+def config_from_dict(
+    data: Mapping[str, Any], path: Path | str, camera_loader: CameraLoader | None = None
+) -> ServiceConfig:
+    path = Path(path)
+    for name in data:
+        if name not in _SECTIONS:
+            raise ConfigError(
+                path, f"[{name}]", data[name], f"unknown section (known: {', '.join(_SECTIONS)})"
+            )
+    table_line, setup = _table(path, data)
+    shoe = ShoeConfig(**_section(path, data, "shoe", _SHOE)) if "shoe" in data else None
+    if shoe is None:
+        raise ConfigError(
+            path, "[shoe] url", _MISSING, 'required (a serial port or pyserial URL, or "none")'
+        )
+    store = StoreConfig(**_section(path, data, "store", _STORE))
+    ui = UiConfig(**_section(path, data, "ui", _UI))
+    log = LogConfig(**_section(path, data, "log", _LOG))
+    supervisors = _supervisors(path, data)
+    camera_raw = data.get("camera")
+    camera: Any = None
+    if camera_raw is not None:
+        if not isinstance(camera_raw, Mapping):
+            raise ConfigError(path, "[camera]", camera_raw, "expected a table (section)")
+        loader = camera_loader if camera_loader is not None else _camera_loader()
+        if loader is not None:
+            try:
+                camera = loader(camera_raw, path)
+            except ConfigError:
+                raise
+            except ValueError as exc:
+                # The camera driver's errors already name the file, key and value.
+                raise ConfigError.named_by(path, "[camera]", str(exc)) from None
+    return ServiceConfig(
+        path=path,
+        table=table_line,
+        setup=setup,
+        shoe=shoe,
+        store=store,
+        ui=ui,
+        log=log,
+        supervisors=supervisors,
+        camera=camera,
+        camera_raw=dict(camera_raw) if isinstance(camera_raw, Mapping) else {},
+    )
+
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "MIN_PIN_LENGTH",
+    "ConfigError",
+    "LogConfig",
+    "ServiceConfig",
+    "ShoeConfig",
+    "StoreConfig",
+    "UiConfig",
+    "config_from_dict",
+    "load_config",
+]

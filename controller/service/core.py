@@ -1,0 +1,421 @@
+"""The live table: every input becomes an event, recorded, then applied, then shown.
+
+One :class:`TableService` per process. Inputs arrive from the shoe reader's thread, the chip
+camera's thread and the dealer's screen (web requests); each goes through :meth:`submit`:
+
+1. checked by the engine's parser (a malformed input is refused, never recorded);
+2. stamped with the time, its source and (for supervisor actions) the actor;
+3. appended to the audit log (durably, before it is applied);
+4. applied to the round engine, which answers with flags and settlements;
+5. announced to every listener (the dealer's screens) as a fresh snapshot.
+
+Nothing here knows the rules: what is due, what is allowed and what is flagged all come from
+``controller.engine``. This module only keeps what the screen needs beside the engine's own
+state (device health, the camera's wagers, misreads awaiting correction, recent flags).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any, Protocol
+
+import structlog
+
+from controller import logs
+from controller.engine import Applied, Table
+from controller.events import Event, ScenarioError, TableSetup, parse_event
+from controller.service.view import box_views, describe_event, flag_view, table_actions
+
+log = structlog.get_logger("floorctl.service")
+
+Listener = Callable[[], None]
+
+
+class Recorded(Protocol):
+    @property
+    def seq(self) -> int: ...
+
+    @property
+    def applied(self) -> Applied: ...
+
+
+class EventLog(Protocol):
+    """The audit store's recorder: appends each event durably, then applies it to its table.
+
+    (``controller.store.recorder.Recorder`` is the one the service uses.)
+    """
+
+    @property
+    def table(self) -> Table: ...
+
+    @property
+    def seq(self) -> int: ...
+
+    def record(self, event: Mapping[str, Any]) -> Recorded:
+        """Record one event and apply it; raises ScenarioError if malformed."""
+        ...
+
+    def history(self) -> list[tuple[int, dict[str, Any]]]:
+        """Every recorded event after the table line, as (sequence, event)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class DeviceState:
+    state: str  # "ok", "connected", "connecting", "fault", "off"
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"state": self.state, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """The answer to one input: its sequence number, the flags it raised, the round it ended."""
+
+    seq: int | None
+    flags: list[dict[str, Any]] = field(default_factory=list)
+    settled: dict[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class TableService:
+    """The table's state and its single writer (thread-safe)."""
+
+    def __init__(
+        self,
+        event_log: EventLog,
+        *,
+        supervisors: tuple[str, ...] = (),
+        clock: Callable[[], str] = now_iso,
+    ) -> None:
+        self.log = event_log
+        self.table = event_log.table
+        self.setup: TableSetup = self.table.setup
+        self.supervisors = supervisors
+        self.clock = clock
+        self._lock = threading.RLock()  # inputs and snapshots: one writer at a time
+        # Device states and listeners have their own lock, never held while taking the one
+        # above: the audit store reports its health from its retry thread while holding its
+        # own lock, which a submit (holding the lock above) may be waiting for.
+        self._side_lock = threading.Lock()
+        self._listeners: list[Listener] = []
+        self.devices: dict[str, DeviceState] = {}
+        self.seen: dict[int, dict[str, Any]] = {}  # box -> the camera's latest stable wager
+        self.misreads: dict[int, dict[str, Any]] = {}  # seq -> misread awaiting correction
+        self.flags: deque[dict[str, Any]] = deque(maxlen=60)
+        self.recent: deque[dict[str, Any]] = deque(maxlen=40)
+        self.last_round: dict[str, Any] | None = None
+        self.seq = event_log.seq
+        self.shoe_seq: int | None = None
+        self._restore(event_log.history())
+        logs.bind_table(table=self.setup.table_id)
+        self._bind_ids()
+
+    def _restore(self, history: list[tuple[int, dict[str, Any]]]) -> None:
+        """After a restart: what the screen shows beside the engine, from the stored events."""
+        table = self.table
+        live = table.current_round
+        every_flag = [f for r in table.rounds for f in r.flags]
+        every_flag += list(live.flags) if live is not None else []
+        round_of_seq = {f.seq: f.round for f in every_flag}
+        for seq, record in history:
+            kind = record.get("type")
+            if kind == "misread":
+                self.misreads[seq] = {
+                    "seq": seq,
+                    "raw": record.get("raw", ""),
+                    "round": round_of_seq.get(seq),
+                }
+            correction = record.get("correction_of")
+            if isinstance(correction, int):
+                self.misreads.pop(correction, None)
+            if kind in ("shuffle", "reshuffle_discards"):
+                self.shoe_seq = seq
+            if kind == "wager_seen" and isinstance(record.get("box"), int):
+                self.seen[record["box"]] = {"amount": str(record.get("amount")), "confidence": None}
+        for seq, record in history[-self.recent.maxlen if self.recent.maxlen else 0 :]:
+            self.recent.append(_recent(seq, record))
+        words = self.setup.rules.words
+        earlier = [f for r in table.rounds[-2:] for f in r.flags]
+        current = list(table.current_round.flags) if table.current_round is not None else []
+        for f in earlier + current:
+            self.flags.append(flag_view(f.to_dict(), f.round, words(f.rule), f.seq))
+        if table.rounds:
+            self.last_round = table.rounds[-1].to_dict()
+
+    # ----- inputs -----------------------------------------------------------------------
+
+    def submit(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        source: str,
+        actor: str | None = None,
+        expect_seq: int | None = None,
+    ) -> Submitted:
+        """Check, record, apply and announce one input.
+
+        `expect_seq`: refuse the input unless the table is still at that sequence number (a
+        tap on a screen that the table has since moved past).
+        """
+        body = {k: v for k, v in obj.items() if k not in ("time", "source", "actor")}
+        body["time"] = self.clock()
+        body["source"] = source
+        if actor is not None:
+            body["actor"] = actor
+        try:
+            event = parse_event(body)
+        except ScenarioError as exc:
+            log.warning("input refused", source=source, actor=actor, error=str(exc))
+            return Submitted(seq=None, error=str(exc))
+        with self._lock:
+            if expect_seq is not None and expect_seq != self.seq:
+                return Submitted(
+                    seq=None, error="the table moved on since this screen was drawn: look again"
+                )
+            try:
+                recorded = self.log.record(body)
+            except ScenarioError as exc:
+                return Submitted(seq=None, error=str(exc))
+            except Exception as exc:  # the store refused for good: nothing was applied
+                reason = f"audit store: {exc}"
+                log.error("audit store refused the event", error=str(exc), event=body["type"])
+                self.set_device("store", "fault", reason)
+                return Submitted(seq=None, error=f"not recorded ({reason})")
+            result = self._note(recorded.seq, event, body, recorded.applied)
+        log.info(
+            "event",
+            seq=result.seq,
+            type=event.type,
+            source=source,
+            **({"actor": actor} if actor else {}),
+            flags=[f["rule"] for f in result.flags],
+        )
+        self._notify()
+        return result
+
+    def _note(
+        self, seq: int, event: Event, record: Mapping[str, Any], applied: Applied
+    ) -> Submitted:
+        self.seq = seq
+        rules = self.setup.rules
+        flags = [flag_view(f.to_dict(), f.round, rules.words(f.rule), seq) for f in applied.flags]
+        self.flags.extend(flags)
+        if event.type == "misread":
+            rnd = self.table.current_round
+            self.misreads[seq] = {
+                "seq": seq,
+                "raw": event.raw or "",
+                "round": rnd.number if rnd is not None else None,
+            }
+        correction = record.get("correction_of")
+        if isinstance(correction, int):
+            self.misreads.pop(correction, None)
+        if event.type in ("shuffle", "reshuffle_discards"):
+            self.shoe_seq = seq
+        if event.type == "wager_seen" and event.box is not None:
+            self.seen[event.box] = {
+                "amount": str(event.amount),
+                "confidence": float(event.confidence) if event.confidence is not None else None,
+            }
+        self.recent.append(_recent(seq, record))
+        settled = applied.settled.to_dict() if applied.settled is not None else None
+        if settled is not None:
+            self.last_round = settled
+        self._bind_ids()
+        return Submitted(seq=seq, flags=flags, settled=settled)
+
+    def _bind_ids(self) -> None:
+        rnd = self.table.current_round
+        logs.bind_table(shoe=self.shoe_seq, round=rnd.number if rnd is not None else None)
+
+    # ----- devices ----------------------------------------------------------------------
+
+    def store_status(self, status: Any) -> None:
+        """The recorder's status callback: the audit store's health on the screen."""
+        info = status.to_dict()
+        reason = str(info.get("reason") or "")
+        if info.get("pending"):
+            reason += f" ({info['pending']} events held, {info.get('spooled', 0)} spooled)"
+        self.set_device("store", str(info.get("state", "fault")), reason)
+
+    def set_device(self, name: str, state: str, reason: str = "", *, notify: bool = True) -> None:
+        with self._side_lock:
+            before = self.devices.get(name)
+            now = DeviceState(state, reason)
+            if before == now:
+                return
+            self.devices[name] = now
+        if state == "fault":
+            log.error("device fault", device=name, reason=reason)
+        else:
+            log.info("device state", device=name, state=state, reason=reason or None)
+        if notify:
+            self._notify()
+
+    def camera_seen(self, event: Mapping[str, Any]) -> list[Submitted]:
+        """The chip camera's stable wager for a box changed (a `wager_seen` event).
+
+        It is always recorded (the engine checks it against the staked wagers and flags a
+        change after betting closed, 5.5). While bets are open it is also the box's wager: a
+        `bet` for the box's seated player, marked `"source": "camera"`.
+        """
+        body = {k: v for k, v in event.items() if k not in ("source", "time")}
+        out: list[Submitted] = []
+        with self._lock:
+            box, amount = body.get("box"), body.get("amount")
+            if isinstance(box, int) and amount is not None:
+                # The bet first: it opens the round, which then hears what the camera saw.
+                bet = self._camera_bet(box, Decimal(str(amount)))
+                if bet is not None:
+                    out.append(self.submit(bet, source="camera"))
+            out.append(self.submit(body, source="camera"))
+        return out
+
+    def sync_camera_bets(self) -> list[Submitted]:
+        """At "no more bets", while the camera works: what it sees on each box becomes that
+        box's wager where none is recorded, and is restated to the engine where the round
+        has not heard it (chips left standing since before the round began)."""
+        out: list[Submitted] = []
+        with self._lock:
+            if self.device("camera").state not in ("ok", "connected"):
+                return out
+            for box, seen in sorted(self.seen.items()):
+                bet = self._camera_bet(box, Decimal(str(seen["amount"])))
+                if bet is not None:
+                    out.append(self.submit(bet, source="camera"))
+            views = {b.get("box"): b for b in self.due().get("boxes") or []}
+            for box, seen in sorted(self.seen.items()):
+                amount = Decimal(str(seen["amount"]))
+                known = (views.get(box) or {}).get("seen")
+                if amount > 0 and (known is None or Decimal(str(known)) != amount):
+                    restate = {"type": "wager_seen", "box": box, "amount": str(amount)}
+                    out.append(self.submit(restate, source="camera"))
+        return out
+
+    def _camera_bet(self, box: int, amount: Decimal) -> dict[str, Any] | None:
+        due = self.table.due().to_dict()
+        if due.get("phase") not in ("idle", "betting"):
+            return None
+        for view in due.get("boxes") or []:
+            if view.get("box") == box and view.get("controller"):
+                player = str(view["controller"])
+                if Decimal(str(view.get("bets", {}).get(player, "0"))) == amount:
+                    return None
+                return {"type": "bet", "box": box, "player": player, "amount": str(amount)}
+        if amount == 0:
+            return None
+        return {"type": "bet", "box": box, "player": seat_name(box), "amount": str(amount)}
+
+    # ----- outputs ----------------------------------------------------------------------
+
+    def due(self) -> dict[str, Any]:
+        with self._lock:
+            return dict(self.table.due().to_dict())
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything the dealer's screen shows, as one JSON-able document."""
+        with self._lock:
+            due = self.table.due().to_dict()
+            rnd = self.table.current_round
+            current_number = rnd.number if rnd is not None else None
+            shown_rounds = {n for n in (current_number, _round_of(self.last_round)) if n}
+            flags = [f for f in self.flags if f.get("round") in shown_rounds or not f.get("round")]
+            settled_now = due.get("phase") in ("settled", "void") or rnd is None
+            payout_round = self.last_round if settled_now else None
+            rules = self.setup.rules
+            return {
+                "seq": self.seq,
+                "table": {
+                    "table_id": self.setup.table_id,
+                    "game": self.setup.game,
+                    "title": getattr(rules, "title", "") or self.setup.game,
+                    "boxes": self.setup.boxes,
+                    "min_bet": str(self.setup.min_bet),
+                    "max_bet": str(self.setup.max_bet),
+                    "ranks": "".join(r for r in "A23456789TJQK" if r not in rules.excluded_ranks),
+                },
+                "due": due,
+                "dealer": (
+                    due.get("dealer")
+                    if rnd is not None or self.last_round is None
+                    else self.last_round.get("dealer")
+                ),
+                "boxes": box_views(self.setup.boxes, due, self.seen, payout_round, flags),
+                "table_actions": table_actions(due, self.setup),
+                "flags": flags,
+                "last_round": self.last_round,
+                "devices": self.device_states(),
+                "misreads": sorted(self.misreads.values(), key=lambda m: m["seq"]),
+                "recent": list(self.recent),
+                "supervisors": list(self.supervisors),
+            }
+
+    def device(self, name: str) -> DeviceState:
+        with self._side_lock:
+            return self.devices.get(name, DeviceState("off"))
+
+    def device_states(self) -> dict[str, dict[str, str]]:
+        with self._side_lock:
+            return {k: v.to_dict() for k, v in sorted(self.devices.items())}
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        with self._side_lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._side_lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _notify(self) -> None:
+        with self._side_lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener()
+            except Exception:
+                log.exception("screen listener failed")
+
+    def close(self) -> None:
+        self.log.close()
+
+
+def _recent(seq: int, record: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "seq": seq,
+        "type": record.get("type"),
+        "text": describe_event(record),
+        "source": record.get("source"),
+        "actor": record.get("actor"),
+    }
+
+
+def seat_name(box: int) -> str:
+    """The name a box's seated player gets when the camera (not a person) made the wager."""
+    return f"box{box}"
+
+
+def _round_of(result: Mapping[str, Any] | None) -> int | None:
+    if result is None:
+        return None
+    number = result.get("round")
+    return number if isinstance(number, int) else None

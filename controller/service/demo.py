@@ -1,0 +1,372 @@
+"""`floorctl demo`: the whole table on stand-ins.
+
+- the simulated shoe (drivers.shoe.simulator) writes barcoded cards into one end of a
+  pseudo-terminal; the real shoe reader reads the other end, as it would /dev/ttyUSB0;
+- the chip camera's synthetic layout renderer draws the wagers the bot's players place, and
+  the real chip detector reads them (when the camera driver is installed);
+- a dealer bot takes the dealer's and the players' part from `table.due()`;
+- every event goes to a SQLite audit store, and the dealer's screen is served as in `run`.
+
+The shoe deals a card when the bot draws one (a dealer's pace), and sends its heartbeat in
+between, so the reader's silence watchdog sees a healthy device.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import secrets
+import select
+import sys
+import threading
+import time
+import tty
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, TextIO
+
+import structlog
+
+from controller.engine import money
+from controller.service.app import Table, open_table, serve
+from controller.service.bot import DealerBot, Wagers
+from controller.service.core import TableService
+from controller.service.devices import ShoeFeed
+from controller.service.pin import hash_pin
+from drivers.shoe.simulator import ShoeLoad, SimulatedShoe, Written, load_shoe, parse_faults
+from drivers.shoe.transport import TransportError
+
+log = structlog.get_logger("floorctl.demo")
+
+DEMO_TABLE: dict[str, Any] = {
+    "type": "table",
+    "game": "pontoon-nz-2000",
+    "table_id": "DEMO",
+    "boxes": 7,
+    "min_bet": 5,
+    "max_bet": 1000,
+    "rules": {},
+}
+
+
+# ----- the pseudo-terminal ----------------------------------------------------------------
+
+
+class PtyPair:
+    """A pseudo-terminal: the simulated shoe writes the master, the reader opens the slave."""
+
+    def __init__(self) -> None:
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.slave)
+        self.path = os.ttyname(self.slave)
+
+    def close(self) -> None:
+        for fd in (self.master, self.slave):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+class PtyMaster:
+    """The master side of a pty as a shoe transport (the simulated device's end of the cable)."""
+
+    def __init__(self, pair: PtyPair) -> None:
+        self._pair = pair
+        self._open = False
+
+    @property
+    def url(self) -> str:
+        return f"pty-master:{self._pair.path}"
+
+    @property
+    def is_open(self) -> bool:
+        return self._open
+
+    def open(self) -> None:
+        self._open = True
+
+    def close(self) -> None:
+        self._open = False
+
+    def read(self) -> bytes:
+        ready, _, _ = select.select([self._pair.master], [], [], 0.05)
+        if not ready:
+            return b""
+        try:
+            return os.read(self._pair.master, 4096)
+        except OSError as exc:
+            raise TransportError(f"{self.url}: {exc}") from exc
+
+    def write(self, data: bytes) -> None:
+        if not self._open:
+            raise TransportError(f"{self.url}: cannot write: port is not open")
+        try:
+            os.write(self._pair.master, data)
+        except OSError as exc:
+            raise TransportError(f"{self.url}: port lost while writing: {exc}") from exc
+
+
+class DealerPacedShoe(SimulatedShoe):
+    """The simulated shoe, dealing each card when the dealer draws it (`grant()`).
+
+    Between cards it keeps writing its heartbeat, as a real reader does while the shoe waits.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._grants = threading.Semaphore(0)
+
+    def grant(self) -> None:
+        self._grants.release()
+
+    def _write(self, item: Written) -> None:
+        # SimulatedShoe.run() deals the next card when _wait() returns, even when it returned
+        # because the shoe was stopped: nothing is written once stopped.
+        if not self._stopping.is_set():
+            super()._write(item)
+
+    def _wait(self, seconds: float) -> None:  # the dealer's pace, not a timer
+        del seconds
+        while not self._stopping.is_set():
+            super()._wait(0.0)  # writes a heartbeat when one is due
+            if self._grants.acquire(timeout=0.1):
+                return
+
+
+# ----- the demo ---------------------------------------------------------------------------
+
+
+@dataclass
+class DemoOptions:
+    rounds: int = 0  # 0: until interrupted
+    db: Path = Path("floorctl-demo.db")
+    host: str = "127.0.0.1"
+    port: int = 8080
+    pace: float = 0.6
+    settle_pause: float = 2.5
+    seed: int | None = None
+    faults: str = ""
+    game: str = "pontoon-nz-2000"
+    pin: str | None = None
+    camera: bool = True
+    quiet: bool = False
+
+
+class Demo:
+    """Builds the stand-in table; `run()` serves it until the rounds are done."""
+
+    def __init__(self, options: DemoOptions, out: TextIO = sys.stdout) -> None:
+        self.options = options
+        self.out = out
+        self.rng = random.Random(options.seed)
+        self.pin = options.pin or f"{secrets.randbelow(10**6):06d}"
+        self.pty = PtyPair()
+        self.master = PtyMaster(self.pty)
+        self._shoe: DealerPacedShoe | None = None
+        self._shoe_thread: threading.Thread | None = None
+        self._true_cards: dict[bytes, str] = {}
+        self.table: Table | None = None
+        self.bot: DealerBot | None = None
+        self.camera: Any = None
+        self.url = ""
+
+    # ----- parts ------------------------------------------------------------------------
+
+    def open(self) -> Table:
+        opts = self.options
+        line = dict(DEMO_TABLE, game=opts.game)
+        if opts.db.exists():  # the last demo's store (and any spool) is kept aside, once
+            previous = opts.db.with_name(opts.db.name + ".previous")
+            for suffix in ("", "-wal", "-shm"):
+                src = Path(str(opts.db) + suffix)
+                if src.exists():
+                    src.replace(Path(str(previous) + suffix))
+            for spool in opts.db.parent.glob(opts.db.name + ".*.spool"):
+                spool.replace(spool.with_name(spool.name + ".previous"))
+        # The demo's one supervisor; the PIN is printed at start (there is no default PIN).
+        supervisors = {"demo": hash_pin(self.pin, iterations=50_000)}
+        table = open_table(line, f"sqlite:///{opts.db.resolve()}", supervisors)
+        self.table = table
+        service = table.service
+        feed = ShoeFeed(service, self.pty.path, silence_timeout=3.0, reconnect_max=1.0)
+        feed.start()
+        # Stopped in reverse: the bot, the camera, the shoe, the reader, then the pty.
+        table.stoppers.append(self.pty.close)
+        table.stoppers.append(feed.stop)
+        table.stoppers.append(self._stop_shoe)
+        place = self._manual_wagers
+        if opts.camera:
+            camera = _synthetic_camera(service, self.rng)
+            if camera is not None:
+                self.camera = camera
+                table.stoppers.append(camera.stop)
+                place = camera.place
+        if self.camera is None:
+            service.set_device("camera", "off", "demo without the camera: wagers entered by hand")
+        self.bot = DealerBot(
+            service,
+            draw=self._draw,
+            place_wagers=place,
+            new_shoe=self._new_shoe,
+            rng=self.rng,
+            pace=opts.pace,
+            settle_pause=opts.settle_pause,
+            max_rounds=opts.rounds,
+        )
+        table.stoppers.append(self.bot.stop)
+        return table
+
+    def _manual_wagers(self, wagers: Wagers) -> None:
+        assert self.table is not None
+        players = ("ann", "bob", "cat", "dan", "eve", "fay", "gus")
+        for box, amount in sorted(wagers.items()):
+            self.table.service.submit(
+                {
+                    "type": "bet",
+                    "box": box,
+                    "player": players[(box - 1) % len(players)],
+                    "amount": str(amount),
+                },
+                source="manual",
+                actor="demo",
+            )
+
+    def _new_shoe(self) -> None:
+        assert self.table is not None
+        self._stop_shoe()
+        pontoon = "T" in self.table.service.setup.rules.excluded_ranks
+        load: ShoeLoad = load_shoe(self.table.service.setup.decks, self.rng, pontoon=pontoon)
+        self.table.service.submit(load.shuffle_event(), source="shoe-loader")
+        faults = parse_faults(self.options.faults) if self.options.faults else None
+        shoe = DealerPacedShoe(self.master, load, self.rng, faults=faults, on_write=self._written)
+        self._shoe = shoe
+        self._shoe_thread = threading.Thread(target=shoe.run, name="simulated-shoe", daemon=True)
+        self._shoe_thread.start()
+
+    def _written(self, item: Written) -> None:
+        if item.kind in ("misread", "checksum") and item.card is not None:
+            self._true_cards[item.data] = item.card.card
+
+    def _stop_shoe(self) -> None:
+        if self._shoe is not None:
+            self._shoe.stop()
+        if self._shoe_thread is not None:
+            self._shoe_thread.join(timeout=5)
+        self._shoe = None
+        self._shoe_thread = None
+
+    def _draw(self) -> None:
+        """The dealer draws a card: the shoe deals it; wait until the table has heard it."""
+        assert self.table is not None
+        service = self.table.service
+        before = service.seq
+        if self._shoe is None:
+            return
+        self._shoe.grant()
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline:
+            heard = [r for r in list(service.recent) if r["seq"] > before]
+            if any(r["type"] in ("card", "misread") for r in heard):
+                self._correct_misreads()
+                return
+            time.sleep(0.01)
+        log.warning("the shoe's card did not arrive within 5 s")
+
+    def _correct_misreads(self) -> None:
+        """Faults on: the demo's supervisor keys in the card the reader could not decode."""
+        assert self.table is not None
+        service = self.table.service
+        for seq, info in sorted(service.misreads.items()):
+            true = self._card_for_raw(info.get("raw", ""))
+            if true is None:
+                continue
+            service.submit(
+                {"type": "card", "card": true, "correction_of": seq},
+                source="manual",
+                actor="demo",
+            )
+
+    def _card_for_raw(self, raw: str) -> str | None:
+        for data, card in list(self._true_cards.items()):
+            text = data.rstrip(b"\r\n").decode("ascii", "replace")
+            if text == raw:
+                del self._true_cards[data]
+                return card
+        return None
+
+    # ----- running ----------------------------------------------------------------------
+
+    def progress(self) -> str:
+        assert self.table is not None
+        service = self.table.service
+        rounds = service.table.rounds
+        flags = sum(len(r.flags) for r in rounds)
+        house = -sum((s.net for r in rounds for s in r.settlements), Decimal(0))
+        target = f"/{self.options.rounds}" if self.options.rounds else ""
+        sign = "+" if house >= 0 else "-"
+        return (
+            f"round {len(rounds)}{target} · {service.seq} events · {flags} flags · "
+            f"house {sign}${money(abs(house))}"
+        )
+
+    async def run(self) -> int:
+        table = self.table or self.open()
+        loop = asyncio.get_running_loop()
+        finished: asyncio.Future[None] = loop.create_future()
+        assert self.bot is not None
+
+        def ready(url: str) -> None:
+            self.url = url
+            if not self.options.quiet:
+                print(f"dealer's screen: {url}", file=self.out)
+                print(f"supervisor: demo, PIN {self.pin}", file=self.out)
+                print(f"audit store: {self.options.db}", file=self.out, flush=True)
+            assert self.bot is not None
+            self.bot.start()
+            threading.Thread(target=self._watch, args=(loop, finished), daemon=True).start()
+
+        return await serve(
+            table, self.options.host, self.options.port, on_ready=ready, until=finished
+        )
+
+    def _watch(self, loop: asyncio.AbstractEventLoop, finished: asyncio.Future[None]) -> None:
+        assert self.table is not None
+        last = ""
+        while not finished.done():
+            line = self.progress()
+            if line != last and not self.options.quiet:
+                end = "\n" if not self.out.isatty() else ""
+                print(
+                    ("\r" if self.out.isatty() else "") + line, end=end, file=self.out, flush=True
+                )
+                last = line
+            if self.options.rounds and len(self.table.service.table.rounds) >= self.options.rounds:
+                loop.call_soon_threadsafe(_finish, finished)
+                return
+            time.sleep(0.2)
+
+    def close(self) -> None:
+        if self.table is not None:
+            self.table.close()
+            self.table = None
+
+
+def _finish(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _synthetic_camera(service: TableService, rng: random.Random) -> Any:
+    """The camera on synthetic frames, when the camera driver provides what it needs."""
+    try:
+        from controller.service.camera import SyntheticCamera
+    except ImportError as exc:
+        log.warning("camera stand-in unavailable: wagers entered by hand", error=str(exc))
+        return None
+    try:
+        return SyntheticCamera.start(service, seed=rng.randrange(2**31))
+    except Exception as exc:
+        log.warning("camera stand-in failed to start: wagers entered by hand", error=str(exc))
+        return None

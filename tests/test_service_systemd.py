@@ -1,0 +1,72 @@
+"""The systemd units: `systemd-analyze verify` finds nothing to say about them, and they carry
+what the table needs (notify readiness, watchdog, restart, dedicated user, state directory,
+hardening; the kiosk on the dealer's page)."""
+
+from __future__ import annotations
+
+import configparser
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+UNITS = ROOT / "systemd"
+ANALYZE = shutil.which("systemd-analyze")
+
+
+def unit(name: str) -> configparser.RawConfigParser:
+    parser = configparser.RawConfigParser(strict=False, interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    parser.read(UNITS / name, encoding="utf-8")
+    return parser
+
+
+@pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is not installed on this machine")
+@pytest.mark.parametrize("name", ["floorctl.service", "floorctl-kiosk.service"])
+def test_systemd_analyze_verify_is_silent(tmp_path: Path, name: str) -> None:
+    # Verified as installed here: /opt/floorctl is where the README installs the project.
+    text = (UNITS / name).read_text(encoding="utf-8").replace("/opt/floorctl", str(ROOT))
+    target = tmp_path / name
+    target.write_text(text, encoding="utf-8")
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    assert ANALYZE is not None
+    proc = subprocess.run(
+        [ANALYZE, "verify", str(target)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, XDG_RUNTIME_DIR=str(runtime), SYSTEMD_LOG_LEVEL="notice"),
+    )
+    complaints = [line for line in (proc.stdout + proc.stderr).splitlines() if name in line]
+    assert proc.returncode == 0, proc.stderr
+    assert complaints == []
+
+
+def test_the_table_service_unit() -> None:
+    service = unit("floorctl.service")["Service"]
+    assert service["Type"] == "notify"
+    assert int(service["WatchdogSec"]) > 0
+    assert service["Restart"] == "on-failure"
+    assert service["User"] == "floorctl"
+    assert service["StateDirectory"] == "floorctl"
+    assert service["ProtectSystem"] == "strict"
+    assert service["NoNewPrivileges"] == "yes"
+    assert "--config /etc/floorctl/table.toml" in service["ExecStart"]
+    assert service["ExecStart"].split()[1] == "run"
+
+
+def test_the_kiosk_unit_opens_chromium_on_the_dealers_page() -> None:
+    service = unit("floorctl-kiosk.service")["Service"]
+    assert service["ExecStart"].startswith("/usr/bin/chromium --kiosk")
+    assert "http://127.0.0.1:8080/" in service["Environment"]
+    assert service["Restart"] == "always"
+
+
+def test_the_dedicated_user_is_declared() -> None:
+    lines = (UNITS / "floorctl.sysusers.conf").read_text().splitlines()
+    assert any(line.startswith("u floorctl ") for line in lines)
+    assert "m floorctl dialout" in lines
