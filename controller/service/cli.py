@@ -8,7 +8,7 @@ import getpass
 import sys
 from pathlib import Path
 
-from controller import logs
+from controller import argtypes, logs
 from controller.service.config import DEFAULT_CONFIG, ConfigError, load_config
 from controller.service.pin import MIN_PIN_LENGTH, hash_pin
 
@@ -38,7 +38,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "dealer bot play rounds into a SQLite audit store while the dealer's screen shows them.",
     )
     demo.add_argument(
-        "--rounds", type=_count, default=0, help="stop after N rounds (default: until interrupted)"
+        "--rounds",
+        type=argtypes.count,
+        default=0,
+        help="stop after N rounds (default: until interrupted)",
     )
     demo.add_argument(
         "--db",
@@ -49,7 +52,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     demo.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1)")
     demo.add_argument("--port", type=int, default=8080, help="port (default 8080; 0: any free)")
     demo.add_argument(
-        "--pace", type=float, default=0.6, help="seconds between the dealer's actions (default 0.6)"
+        "--pace",
+        type=argtypes.non_negative_float,
+        default=0.6,
+        help="seconds between the dealer's actions (default 0.6)",
     )
     demo.add_argument("--seed", type=int, default=None, help="random seed (a seed replays a demo)")
     demo.add_argument("--faults", default="", help="shoe faults, e.g. misread=0.05,faceup@12")
@@ -74,16 +80,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     pin.add_argument("--stdin", action="store_true", help="read the PIN from standard input")
     pin.set_defaults(func=_pin_hash)
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
-    return value
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ import time
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from controller import argtypes
 from controller.events import ScenarioError, parse_setup
 from controller.rules import RuleSetError
 from controller.sim.runner import CHUNK_ROUNDS, ProgressBar, SimConfig, default_jobs, run
@@ -58,7 +59,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="JSON",
         help='rule setting overrides, as in a scenario\'s "rules" object, e.g. \'{"decks": 8}\'',
     )
-    p.add_argument("--rounds", type=int, required=True, help="rounds to play (one box)")
+    p.add_argument(
+        "--rounds", type=argtypes.positive_int, required=True, help="rounds to play (one box)"
+    )
     p.add_argument("--seed", required=True, help="seed of the shuffles (any text)")
     p.add_argument(
         "--strategy",
@@ -66,7 +69,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="strategy table (default: config/strategy-<game>.toml for the game)",
     )
     p.add_argument(
-        "--jobs", type=int, default=1, help="worker processes (0: one per core; default 1)"
+        "--jobs",
+        type=argtypes.count,
+        default=1,
+        help="worker processes (0: one per core; default 1)",
     )
     p.add_argument("--bet", default="10", help="the initial wager every round (default 10)")
     p.add_argument(

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from controller import argtypes
 from controller.store.db import StoreError
 from controller.store.repository import Store
 from controller.store.verify import VerifyReport
@@ -180,7 +181,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--table", help="only this table")
     p.add_argument("--since", type=iso_instant, metavar="ISO", help="from this time (recorded)")
     p.add_argument("--until", type=iso_instant, metavar="ISO", help="up to this time")
-    p.add_argument("--round", type=int, metavar="N", help="also print round N's timeline")
+    p.add_argument(
+        "--round", type=argtypes.positive_int, metavar="N", help="also print round N's timeline"
+    )
     p.set_defaults(func=_export)
 
     p = subparsers.add_parser(
@@ -193,5 +196,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--db", metavar="URL", required=True, help="the table's store (SQLite)")
     p.add_argument("--to", metavar="URL", required=True, help="the floor store (PostgreSQL)")
     p.add_argument("--table", help="only this table")
-    p.add_argument("--batch", type=int, default=1000, help="events per transaction")
+    p.add_argument(
+        "--batch", type=argtypes.positive_int, default=1000, help="events per transaction"
+    )
     p.set_defaults(func=_ship)

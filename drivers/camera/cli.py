@@ -13,6 +13,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from controller import argtypes
 from drivers.camera.config import CameraConfig, CameraConfigError, load_camera_config
 from drivers.camera.detector import BoxReading, ChipDetector, U8Array
 from drivers.camera.fiducials import LayoutFix, locate_layout, verify_fix
@@ -34,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     render.add_argument("--config", required=True, type=Path, help="table config (TOML)")
     render.add_argument("--out", required=True, type=Path, help="folder to write into")
-    render.add_argument("--count", type=int, default=20, help="frames to render")
+    render.add_argument("--count", type=argtypes.positive_int, default=20, help="frames to render")
     render.add_argument("--seed", type=int, default=0, help="random seed")
     render.add_argument(
         "--video",
@@ -59,7 +60,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--source", help="camera index, URL, video file, folder or image (default: [camera].source)"
     )
     cal.add_argument("--out", required=True, type=Path, help="the overlay image to write (PNG)")
-    cal.add_argument("--frames", type=int, default=30, help="frames to try before giving up")
+    cal.add_argument(
+        "--frames", type=argtypes.positive_int, default=30, help="frames to try before giving up"
+    )
     cal.set_defaults(func=_calibrate)
 
 

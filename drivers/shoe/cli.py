@@ -14,6 +14,8 @@ from typing import Any, TextIO
 
 import structlog
 
+from controller import argtypes
+
 from .events import CardRead, CutCard, DeviceStatus, Heartbeat, Misread, ReaderError, ShoeEvent
 from .reader import ShoeReader
 from .simulator import FAULT_KINDS, FaultPlan, SimulatedShoe, Written, load_shoe
@@ -36,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listen.add_argument("--json", action="store_true", help="one JSON object per line")
     listen.add_argument(
         "--silence",
-        type=_positive_float,
+        type=argtypes.positive_float,
         default=3.0,
         metavar="SECONDS",
         help="report a fault after this long without a heartbeat or card (default 3)",
@@ -46,8 +48,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="the reader sends no heartbeat (a plain barcode scanner): no silence fault",
     )
-    listen.add_argument("--count", type=_positive_int, metavar="N", help="stop after N events")
-    listen.add_argument("--seconds", type=_positive_float, metavar="S", help="stop after S seconds")
+    listen.add_argument(
+        "--count", type=argtypes.positive_int, metavar="N", help="stop after N events"
+    )
+    listen.add_argument(
+        "--seconds", type=argtypes.positive_float, metavar="S", help="stop after S seconds"
+    )
     listen.set_defaults(func=_listen)
 
     simulate = commands.add_parser(
@@ -59,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     _port_arguments(simulate)
     simulate.add_argument(
-        "--decks", type=_positive_int, required=True, metavar="N", help="decks in the shoe"
+        "--decks", type=argtypes.positive_int, required=True, metavar="N", help="decks in the shoe"
     )
     simulate.add_argument(
         "--faults",
@@ -72,13 +78,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     simulate.add_argument("--seed", type=int, help="seed for the shuffle, serials and faults")
     simulate.add_argument(
         "--interval",
-        type=_non_negative_float,
+        type=argtypes.non_negative_float,
         default=1.5,
         metavar="SECONDS",
         help="seconds between cards (default 1.5)",
     )
     simulate.add_argument(
-        "--cards", type=_positive_int, metavar="N", help="stop after N cards (default: the shoe)"
+        "--cards",
+        type=argtypes.positive_int,
+        metavar="N",
+        help="stop after N cards (default: the shoe)",
     )
     simulate.add_argument("--pontoon", action="store_true", help="Pontoon decks (no tens)")
     simulate.add_argument(
@@ -94,7 +103,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     simulate.add_argument(
         "--fault-seconds",
-        type=_non_negative_float,
+        type=argtypes.non_negative_float,
         default=5.0,
         metavar="S",
         help="how long a drop or a silence lasts (default 5)",
@@ -111,7 +120,9 @@ def _port_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         help="pyserial URL: /dev/ttyUSB0, a pty path, loop://, socket://HOST:PORT",
     )
-    parser.add_argument("--baud", type=_positive_int, default=9600, help="default 9600 (8N1)")
+    parser.add_argument(
+        "--baud", type=argtypes.positive_int, default=9600, help="default 9600 (8N1)"
+    )
 
 
 # -- listen --------------------------------------------------------------------------------------
@@ -221,33 +232,6 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 # -- argument types and logging ------------------------------------------------------------------
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not positive")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = _non_negative_float(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("0 is not positive")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number >= 0")
-    return value
 
 
 def _cut_card(text: str) -> int | str | None:
