@@ -502,12 +502,7 @@ class Table:
                 self._after_post_deal_card(rnd)
             return
         if rnd is None or rnd.phase in ("settled", "void", "betting") or not rnd.boxes:
-            self._flag(
-                "16.3",
-                f"{card} came out when no hand was due a card: removed face down to the "
-                "discard rack",
-            )
-            self.discards.append(card)
+            self._card_not_due(card)
             return
         if rnd.phase == "closed":
             self._start_deal(rnd)
@@ -529,14 +524,12 @@ class Table:
         if rnd.pending_card is not None:
             self._accept_pending(rnd)
             if rnd.phase in ("settled", "void"):
-                self._flag("16.3", f"{card} came out after the dealer's hand was complete")
-                self.discards.append(card)
+                self._card_not_due(card)
                 return
         if rnd.peek_pending:
             self._peek(rnd)
             if rnd.phase == "settled":
-                self._flag("16.3", f"{card} came out after the dealer's hand was complete")
-                self.discards.append(card)
+                self._card_not_due(card)
                 return
         self._after_post_deal_card(rnd)
         if ev.in_error == "exposed" and rnd.phase == "play":
@@ -556,9 +549,16 @@ class Table:
             if self._dealer_needs_card(rnd):
                 self._deal_to_dealer(rnd, card)
             else:
-                self._flag("16.3", f"{card} came out after the dealer's hand was complete")
-                self.discards.append(card)
+                self._card_not_due(card)
         self._advance(rnd)
+
+    def _card_not_due(self, card: str) -> None:
+        """16.3: an exposed card nobody is due (the dealer's hand complete, or between rounds)."""
+        self._flag(
+            "16.3",
+            f"{card} came out when no hand was due a card: removed face down to the discard rack",
+        )
+        self.discards.append(card)
 
     def _after_post_deal_card(self, rnd: Round) -> None:
         """Every card out of the shoe after the initial deal closes some windows."""
@@ -871,7 +871,7 @@ class Table:
                 f"{ev.player} has no wager on box {box.number} hand {idx}: double refused",
                 box.number,
             )
-        elif not hand.doubled or len(hand.cards) != self._cards_at_double(hand):
+        elif not hand.doubled:  # the hand in play waits for its double card: in line
             self._flag(
                 self._ref("back_bettor"),
                 f"{ev.player} doubled on box {box.number}, where the controller "
@@ -890,11 +890,6 @@ class Table:
                 self._flag(self._ref("double_amount"), why, box.number)
             else:
                 wager.double = ev.amount
-
-    @staticmethod
-    def _cards_at_double(hand: Hand) -> int:
-        """While a doubled hand waits for its card, back-bettors may still double in line."""
-        return len(hand.cards) if not hand.done else -1
 
     def _double_refusal(self, hand: Hand) -> str:
         r = self.rules
