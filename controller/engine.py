@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cache
 from typing import Any
 
 from controller import payouts
@@ -28,8 +29,11 @@ ZERO = Decimal(0)
 CENT = Decimal("0.01")
 
 
+@cache
 def money(d: Decimal) -> str:
-    """A decimal amount as the output shows it: no exponent, no needless trailing zeros."""
+    """A decimal amount as the output shows it: no exponent, no needless trailing zeros.
+
+    Cached: a table sees few distinct amounts, and equal amounts print alike."""
     if d == d.to_integral_value():
         return str(d.quantize(Decimal(1)))
     return str(d.quantize(CENT))
@@ -238,6 +242,7 @@ class Table:
         self._applied: Applied = Applied()
         self._reshuffle_due = False
         self._ten_free = set(self.rules.excluded_ranks)
+        self._per_deck = self.rules.cards_per_deck()
         self._handlers: dict[str, Callable[[Event], None]] = {
             kind: getattr(self, "_on_" + kind) for kind in EVENT_TYPES
         }
@@ -1462,13 +1467,14 @@ class Table:
         rnd = self.current_round
         due = Due(phase="idle", round=rnd.number if rnd else len(self.rounds) + 1)
         shoe = self.shoe
+        remaining = shoe.decks * self._per_deck - shoe.drawn if shoe is not None else 0
         if shoe is None:
             due.prompts.append("load a shoe: shuffle and record the decks and the cutting card")
         else:
             due.shoe = {
                 "decks": shoe.decks,
                 "drawn": shoe.drawn,
-                "remaining": max(0, shoe.decks * self.rules.cards_per_deck() - shoe.drawn),
+                "remaining": max(0, remaining),
                 "cut_card": shoe.cut_card,
                 "cut_out": shoe.cut_out,
             }
@@ -1513,7 +1519,7 @@ class Table:
                 due.prompts.append(f"draw for the dealer (dealer has {self._dealer_total(rnd)})")
             due.next_card = {"to": "dealer"}
         self._window_decisions(rnd, due)
-        if shoe is not None and shoe.decks * self.rules.cards_per_deck() - shoe.drawn <= 0:
+        if shoe is not None and remaining <= 0:
             due.prompts.append("not enough cards: shuffle the discards, cut and load them (16.7)")
         if reshuffle:
             due.prompts.append("shuffle after this round")
@@ -1532,6 +1538,14 @@ class Table:
         assert target is not None
         box, idx = target
         hand = box.hands[idx]
+        total, soft = hand.total()
+        due.in_play = {
+            "box": box.number,
+            "hand": idx,
+            "cards": list(hand.cards),
+            "total": total,
+            "soft": soft,
+        }
         if rnd.pending_card is not None:
             due.prompts.append(
                 f"offer the exposed {rnd.pending_card} to box {box.number}: take it or refuse it"
@@ -1565,7 +1579,6 @@ class Table:
             return
         if self._can_surrender(box) and not box.decided and not box.surrender_offered:
             due.prompts.append(f"offer surrender to box {box.number}")
-        total, soft = hand.total()
         due.prompts.append(
             f"box {box.number}{f' hand {idx}' if len(box.hands) > 1 else ''}: "
             f"{'soft ' if soft else ''}{total}, {box.controller} to decide"
@@ -1681,6 +1694,7 @@ class Due:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     dealer: dict[str, Any] = field(default_factory=lambda: {"cards": [], "total": 0})
     shoe: dict[str, Any] | None = None
+    in_play: dict[str, Any] | None = None  # the hand in play: box, hand, cards, total, soft
     # The per-box view (wagers, hands, totals) is built only when asked for: the simulator
     # reads the decisions alone, the dealer's screen reads everything.
     view: Callable[[], list[dict[str, Any]]] = field(default=lambda: [], repr=False)
@@ -1702,4 +1716,5 @@ class Due:
             "boxes": self.boxes,
             "dealer": self.dealer,
             "shoe": self.shoe,
+            "in_play": self.in_play,
         }

@@ -148,10 +148,6 @@ class RoundPlayer:
                     offered_surrender = True
                     self._apply(self._offer_surrender)
                     continue
-            if not offered_insurance and due.phase == "dealer" and self._insurance_unannounced(due):
-                offered_insurance = True
-                self._apply(self._offer_insurance)
-                continue
             decisions = due.decisions
             mine = [d for d in decisions if d.get("box") == BOX]
             if mine and self._decide(due, mine, considered):
@@ -219,13 +215,6 @@ class RoundPlayer:
             raise SimulationError(f"strategy chose {action!r}")
         return True
 
-    def _insurance_unannounced(self, due: Due) -> bool:
-        """An ace up, no hand left to play, the dealer's second card next: 10.3 still asks the
-        dealer to announce insurance (the engine flags 16.11 otherwise), though ``due()`` does
-        not prompt it when every box finished on the deal (e.g. a lone pontoon)."""
-        cards = due.dealer.get("cards") or []
-        return self.rules.insurance and len(cards) == 1 and cards[0][0] == "A"
-
     # --- reading the due view ------------------------------------------------------------
 
     @staticmethod
@@ -235,6 +224,9 @@ class RoundPlayer:
 
     @staticmethod
     def _hand(due: Due, idx: int) -> dict[str, Any]:
+        in_play = due.in_play
+        if in_play is not None and in_play["box"] == BOX and in_play["hand"] == idx:
+            return in_play  # the common case: no need for the whole table's view
         for box in due.boxes:
             if box.get("box") == BOX:
                 for h in box.get("hands") or []:
