@@ -27,27 +27,6 @@ def is_card(code: object) -> bool:
     return isinstance(code, str) and code in _CODES
 
 
-def rank(code: str) -> str:
-    return code[0]
-
-
-def suit(code: str) -> str:
-    return code[1]
-
-
-def value(code: str) -> int:
-    return VALUE[code]
-
-
-def is_ace(code: str) -> bool:
-    return code[0] == "A"
-
-
-def hard_total(cards: Iterable[str]) -> int:
-    """Total with every ace counted 1."""
-    return sum(VALUE[c] for c in cards)
-
-
 def best_total(cards: Iterable[str], aces_fixed: int = 0) -> tuple[int, bool]:
     """The best total and whether it is soft (an ace counted 11).
 

@@ -8,8 +8,7 @@ all go through here, so a replay and the live table cannot disagree on what is d
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from controller.engine import Applied, Table
@@ -131,20 +130,3 @@ class Fold:
         if rnd is not None:
             return rnd.number
         return (self.table.rounds[-1].round if self.table.rounds else 0) + 1
-
-
-def replay_records(records: Iterable[ChainRecord]) -> tuple[Fold | None, Derived]:
-    """Fold a table's records (sequence 0 first) and collect every derived row."""
-    fold: Fold | None = None
-    derived = Derived()
-    for record in records:
-        if fold is None:
-            fold = Fold.from_record(record)
-            continue
-        derived.extend(fold.apply(record.seq, record.event())[2])
-    return fold, derived
-
-
-def hands_json(text: str) -> list[dict[str, Any]]:
-    value = json.loads(text)
-    return value if isinstance(value, list) else []

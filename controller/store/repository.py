@@ -235,12 +235,6 @@ class Store:
                 if rows:
                     conn.execute(self.insert_ignore_statement(table), rows)
 
-    def insert_ignore(self, table: sa.Table, rows: Sequence[dict[str, Any]]) -> None:
-        """Insert rows of any store table, skipping keys already present (for copies)."""
-        if rows:
-            with self.engine.begin() as conn:
-                conn.execute(self.insert_ignore_statement(table), list(rows))
-
     def derived(self, table_id: str, *, first: int = 1, last: int | None = None) -> Derived:
         """The derived rows stored for a table, optionally only those of events first..last."""
         out = Derived()
