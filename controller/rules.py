@@ -9,17 +9,33 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, get_type_hints
 
-CONFIG_DIR = Path(
-    os.environ.get("FLOORCTL_CONFIG_DIR", Path(__file__).resolve().parent.parent / "config")
-)
+# The rule sets, strategy tables and example table config that ship with floorctl: package data
+# (``controller/config`` is the top-level ``config/`` directory), found the same way from a
+# wheel, an sdist, an editable install and the checkout.
+CONFIG_DIR = Path(str(files("controller").joinpath("config")))
+
+# Operators add directories of their own rule sets with FLOORCTL_CONFIG_DIR (several joined by
+# ":"), or the table config's ``[table] rules_dir``; these are searched before the shipped ones,
+# so a reviewed revision of a rule set may keep its name.
+ENV_RULES_DIRS = "FLOORCTL_CONFIG_DIR"
+_extra_dirs: list[Path] = []
+
+# A rule set is named, never addressed: letters, digits and "-" only.
+RULESET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,63}")
+
+# No amount a table could use comes near this; anything above it is an input error rather than
+# a number the engine's arithmetic (28 significant digits) might not hold.
+MAX_AMOUNT = Decimal(10) ** 12
 
 GAMES = ("pontoon-nz-2000", "blackjack-nz-1994", "blackjack")
 
@@ -138,7 +154,7 @@ def _coerce(key: str, value: Any) -> Any:
             raise bad
         return value
     if kind is int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1000:
             raise bad
         return value
     if kind is Decimal:
@@ -150,6 +166,8 @@ def _coerce(key: str, value: Any) -> Any:
             raise bad from None
         if not d.is_finite() or d < 0:
             raise bad
+        if d > MAX_AMOUNT:
+            raise RuleSetError(key, f"rule setting {key!r}: {value!r} is out of range")
         return d
     if kind == tuple[int, ...]:
         if not isinstance(value, (list, tuple)) or not all(
@@ -163,26 +181,64 @@ def _coerce(key: str, value: Any) -> Any:
         raise RuleSetError(
             key, f"rule setting {key!r}: {value!r} is not one of {', '.join(_CHOICES[key])}"
         )
-    if key in ("natural_pays", "insurance_pays"):
-        try:
-            if _ratio(value) <= 0:
-                raise bad
-        except (InvalidOperation, ZeroDivisionError):
-            raise bad from None
+    if key in ("natural_pays", "insurance_pays") and (
+        not _RATIO.fullmatch(value) or _ratio(value) <= 0
+    ):
+        raise RuleSetError(
+            key, f'rule setting {key!r}: {value!r} is not odds such as "3:2" or "2:1"'
+        )
     return value
 
 
-@cache
+_RATIO = re.compile(r"\d{1,4}(\.\d{1,4})?:[1-9]\d{0,3}(\.\d{1,4})?")
+
+
+def add_rules_dir(path: Path | str) -> None:
+    """Search ``path`` for rule sets too (before the shipped ones), for this process."""
+    p = Path(path)
+    if p not in _extra_dirs:
+        _extra_dirs.insert(0, p)
+
+
+def rules_dirs() -> tuple[Path, ...]:
+    """Where rule sets are looked for, in order: the operator's directories, then floorctl's."""
+    env = tuple(Path(p) for p in os.environ.get(ENV_RULES_DIRS, "").split(os.pathsep) if p)
+    return (*_extra_dirs, *env, CONFIG_DIR)
+
+
+def ruleset_path(name: str, dirs: tuple[Path, ...] | None = None) -> Path:
+    """The file rule set ``name`` is read from; :class:`RuleSetError` when there is none."""
+    if not isinstance(name, str) or not RULESET_NAME.fullmatch(name):
+        raise RuleSetError(
+            "game", f"{name!r} is not a rule set name (letters, digits and '-', up to 64)"
+        )
+    search = rules_dirs() if dirs is None else dirs
+    for d in search:
+        path = d / f"{name}.toml"
+        if path.is_file():
+            return path
+    looked = ", ".join(str(d) for d in search)
+    raise RuleSetError("game", f"no rule set named {name!r} (looked in {looked})")
+
+
 def _raw(name: str) -> dict[str, Any]:
-    path = CONFIG_DIR / f"{name}.toml"
-    if not path.is_file():
-        raise RuleSetError("game", f"no rule set named {name!r} (looked for {path})")
-    with path.open("rb") as fh:
-        data = tomllib.load(fh)
+    return _raw_in(name, rules_dirs(), ())
+
+
+@cache
+def _raw_in(name: str, dirs: tuple[Path, ...], chain: tuple[str, ...]) -> dict[str, Any]:
+    if name in chain:
+        raise RuleSetError("base", f"rule set {name!r} is its own base ({' -> '.join(chain)})")
+    path = ruleset_path(name, dirs)
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise RuleSetError("game", f"rule set {name!r} ({path}) cannot be read: {exc}") from None
     base = data.pop("base", None)
     if base is None:
         return data
-    merged = dict(_raw(str(base)))
+    merged = dict(_raw_in(str(base), dirs, (*chain, name)))
     for key, value in data.items():
         if key in _MAPPINGS:
             merged[key] = {**merged.get(key, {}), **value}
@@ -209,6 +265,7 @@ def load_ruleset(name: str, overrides: dict[str, Any] | None = None) -> RuleSet:
     values = {key: _coerce(key, data[key]) for key in SETTINGS}
     for key in _MAPPINGS:
         values[key] = MappingProxyType({str(k): str(v) for k, v in data.get(key, {}).items()})
-    if values["max_hands"] < 1 or values["decks"] < 1:
-        raise RuleSetError("max_hands", "decks and max_hands must be at least 1")
+    for key, most in (("decks", 16), ("max_hands", 8)):
+        if not 1 <= values[key] <= most:
+            raise RuleSetError(key, f"rule setting {key!r}: {values[key]} is not 1 to {most}")
     return RuleSet(**values)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.events import ScenarioError, TableSetup, parse_setup
+from controller.rules import add_rules_dir
 from controller.service.pin import MIN_PIN_LENGTH, PinFormatError, parse_pin_hash
 
 DEFAULT_CONFIG = Path("/etc/floorctl/table.toml")
@@ -190,6 +191,8 @@ _UI: Spec = {
 _STORE: Spec = {"url": (_store_url, _MISSING)}
 _LOG: Spec = {"level": (_level, "info")}
 _TABLE_KEYS = ("table_id", "game", "boxes", "decks", "min_bet", "max_bet", "rules")
+# Keys of [table] that configure the service and are not part of the table line.
+_TABLE_SERVICE_KEYS = ("rules_dir",)
 _SECTIONS = ("table", "shoe", "camera", "store", "ui", "supervisors", "log")
 
 
@@ -220,9 +223,11 @@ def _table(path: Path, data: Mapping[str, Any]) -> tuple[dict[str, Any], TableSe
     if not isinstance(raw, Mapping):
         raise ConfigError(path, "[table]", raw if raw is not None else _MISSING, "required")
     for key in raw:
-        if key not in _TABLE_KEYS:
-            known = ", ".join(_TABLE_KEYS)
+        if key not in _TABLE_KEYS + _TABLE_SERVICE_KEYS:
+            known = ", ".join(_TABLE_KEYS + _TABLE_SERVICE_KEYS)
             raise ConfigError(path, f"[table] {key}", raw[key], f"unknown key (known: {known})")
+    if "rules_dir" in raw:
+        _rules_dir(path, raw["rules_dir"])
     line: dict[str, Any] = {"type": "table"}
     for key in _TABLE_KEYS:
         if key in raw:
@@ -244,6 +249,16 @@ def _table(path: Path, data: Mapping[str, Any]) -> tuple[dict[str, Any], TableSe
             value = raw.get(key, _MISSING)
         raise ConfigError(path, shown, value, exc.detail) from None
     return line, setup
+
+
+def _rules_dir(path: Path, value: Any) -> None:
+    """``[table] rules_dir``: the operator's own rule sets, searched before floorctl's."""
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(path, "[table] rules_dir", value, "expected a directory's path")
+    folder = path.parent / value  # a relative path is taken from the config's own directory
+    if not folder.is_dir():
+        raise ConfigError(path, "[table] rules_dir", value, f"{folder} is not a directory")
+    add_rules_dir(folder)
 
 
 def _supervisors(path: Path, data: Mapping[str, Any]) -> dict[str, str]:
