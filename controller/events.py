@@ -8,13 +8,14 @@ field. Whether an event is *allowed* at that moment is the engine's business, no
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from controller.cards import is_card
-from controller.rules import RuleSet, RuleSetError, load_ruleset
+from controller.rules import MAX_AMOUNT, RuleSet, RuleSetError, load_ruleset
 
 
 class ScenarioError(ValueError):
@@ -30,6 +31,7 @@ class ScenarioError(ValueError):
 
 # Fields every event may carry that the rules do not read: kept in the audit log and exports.
 PASSTHROUGH = ("time", "actor", "source", "correction_of", "note")
+MAX_NOTE = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,29 +78,65 @@ class Event:
 # --- field checkers: each returns the parsed value or raises ValueError with the reason ----------
 
 
+TABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
+MAX_BOX = 99
+MAX_COUNT = 1_000_000
+
+
 def _box(v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"{v!r} is not a box number (a whole number from 1)")
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_BOX:
+        raise ValueError(f"{_shown(v)} is not a box number (a whole number, 1 to {MAX_BOX})")
+    return v
+
+
+def _utf8(v: str) -> bool:
+    """Whether text can be stored as UTF-8 (JSON's escapes can make lone surrogates)."""
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _name(v: Any, what: str, longest: int = 64) -> str:
+    if not isinstance(v, str) or not v.strip() or len(v) > longest or not v.isprintable():
+        raise ValueError(f"{_shown(v)} is not {what} (printable text, up to {longest} characters)")
     return v
 
 
 def _player(v: Any) -> str:
-    if not isinstance(v, str) or not v.strip():
-        raise ValueError(f"{v!r} is not a player name")
-    return v
+    return _name(v, "a player name")
+
+
+def _shown(v: Any) -> str:
+    """A value as an error message quotes it: whole when short, its start when long."""
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _decimal(v: Any, what: str) -> Decimal:
+    """A JSON number (or decimal text) as an exact Decimal; ValueError names ``what`` it is not."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, str, Decimal)):
+        raise ValueError(f"{_shown(v)} is not {what}")
+    if isinstance(v, str) and len(v) > 40:
+        raise ValueError(f"{_shown(v)} is not {what} (too long)")
+    try:
+        d = Decimal(repr(v)) if isinstance(v, float) else Decimal(str(v))
+    except (InvalidOperation, ValueError):
+        raise ValueError(f"{_shown(v)} is not {what}") from None
+    if not d.is_finite():
+        raise ValueError(f"{_shown(v)} is not {what}")
+    return d
 
 
 def _amount(v: Any) -> Decimal:
-    if isinstance(v, bool) or not isinstance(v, (int, float, str, Decimal)):
-        raise ValueError(f"{v!r} is not an amount")
-    try:
-        d = Decimal(str(v))
-    except InvalidOperation:
-        raise ValueError(f"{v!r} is not an amount") from None
-    if not d.is_finite() or d < 0:
-        raise ValueError(f"{v!r} is not an amount (a number, 0 or more)")
+    d = _decimal(v, "an amount")
+    if d < 0:
+        raise ValueError(f"{_shown(v)} is not an amount (a number, 0 or more)")
+    if d > MAX_AMOUNT:
+        raise ValueError(f"{_shown(v)} is out of range (no amount above {MAX_AMOUNT:,})")
     if d.as_tuple().exponent < -2:  # type: ignore[operator]
-        raise ValueError(f"{v!r} has more than cents")
+        raise ValueError(f"{_shown(v)} has more than cents")
     return d
 
 
@@ -115,15 +153,18 @@ def _bool(v: Any) -> bool:
 
 
 def _count(v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise ValueError(f"{v!r} is not a whole number")
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_COUNT:
+        raise ValueError(f"{_shown(v)} is not a whole number (0 to {MAX_COUNT:,})")
     return v
 
 
+MAX_DECKS = 16
+
+
 def _decks(v: Any) -> int:
-    if _count(v) < 1:
-        raise ValueError(f"{v!r} is not a number of decks")
-    return int(v)
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_DECKS:
+        raise ValueError(f"{_shown(v)} is not a number of decks (1 to {MAX_DECKS})")
+    return v
 
 
 def _cut(v: Any) -> int | None:
@@ -151,15 +192,20 @@ def _serials(v: Any) -> tuple[str, ...]:
     return tuple(_serial(s) for s in v)
 
 
+MAX_RAW = 512
+
+
 def _raw(v: Any) -> str:
-    if not isinstance(v, str):
-        raise ValueError(f"{v!r} is not text")
+    if not isinstance(v, str) or len(v) > MAX_RAW or not _utf8(v):
+        raise ValueError(f"{_shown(v)} is not text (up to {MAX_RAW} characters)")
     return v
 
 
 def _chips(v: Any) -> tuple[tuple[str, int], ...]:
     if not isinstance(v, dict):
         raise ValueError(f"{v!r} is not an object of denomination: count")
+    if len(v) > 64:
+        raise ValueError(f"{_shown(v)} has too many denominations (up to 64)")
     out = []
     for k, n in v.items():
         _amount(k)
@@ -168,9 +214,11 @@ def _chips(v: Any) -> tuple[tuple[str, int], ...]:
 
 
 def _confidence(v: Any) -> Decimal:
-    d = _amount(v) if not isinstance(v, float) else Decimal(repr(v))
-    if d > 1:
-        raise ValueError(f"{v!r} is not a confidence between 0 and 1")
+    """A probability from 0 to 1, at whatever precision the device gives it (0.878, "0.61",
+    0.8779999999999999), kept exactly as given: it is not money, so it has no cents."""
+    d = _decimal(v, "a confidence")
+    if not 0 <= d <= 1:
+        raise ValueError(f"{_shown(v)} is not a confidence between 0 and 1")
     return d
 
 
@@ -252,8 +300,41 @@ def parse_event(obj: Any, line: int = 0) -> Event:
                 values[name] = _CHECK[name](obj[name])
             except ValueError as exc:
                 raise ScenarioError(line, name, str(exc)) from None
-    extra = tuple((k, obj[k]) for k in PASSTHROUGH if k in obj)
+    extra = _passthrough(obj, line)
     return Event(type=str(kind), extra=extra, **values)
+
+
+def _correction(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"{_shown(v)} is not an event's sequence number (a whole number from 1)")
+    return v
+
+
+def _note(v: Any) -> str:
+    if not isinstance(v, str) or len(v) > MAX_NOTE or not _utf8(v):
+        raise ValueError(f"{_shown(v)} is not a note (text, up to {MAX_NOTE} characters)")
+    return v
+
+
+_PASSTHROUGH_CHECK: dict[str, Callable[[Any], Any]] = {
+    "time": lambda v: _name(v, "a time"),
+    "actor": lambda v: _name(v, "an actor's id"),
+    "source": lambda v: _name(v, "a source", 32),
+    "correction_of": _correction,
+    "note": _note,
+}
+
+
+def _passthrough(obj: Mapping[str, Any], line: int) -> tuple[tuple[str, Any], ...]:
+    """The fields the rules do not read, each checked for its kind (the audit log keeps them)."""
+    out = []
+    for k in PASSTHROUGH:
+        if k in obj and obj[k] is not None:
+            try:
+                out.append((k, _PASSTHROUGH_CHECK[k](obj[k])))
+            except ValueError as exc:
+                raise ScenarioError(line, k, str(exc)) from None
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -306,8 +387,12 @@ def parse_setup(obj: Any, line: int = 1) -> TableSetup:
     if max_bet < min_bet:
         raise ScenarioError(line, "max_bet", f"{max_bet} is below min_bet {min_bet}")
     table_id = obj.get("table_id", "T1")
-    if not isinstance(table_id, str) or not table_id:
-        raise ScenarioError(line, "table_id", f"{table_id!r} is not a table id")
+    if not isinstance(table_id, str) or not TABLE_ID.fullmatch(table_id):
+        raise ScenarioError(
+            line,
+            "table_id",
+            f"{_shown(table_id)} is not a table id (letters, digits, '-' and '_', up to 32)",
+        )
     rule_overrides = dict(overrides)
     if "decks" in obj and "decks" not in rule_overrides:
         try:
@@ -335,11 +420,65 @@ def parse_setup(obj: Any, line: int = 1) -> TableSetup:
     )
 
 
+MAX_DEPTH = 4  # an event object, its chips or rules object, a list inside that
+MAX_LINE = 64 * 1024
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests objects and arrays (a scalar is 0), counted iteratively."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        )
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if level + 1 > MAX_DEPTH:
+                    return level + 1
+                todo.append((child, level + 1))
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+    return deepest
+
+
+class _NotJsonNumber(Exception):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJsonNumber(name)
+
+
 def parse_json_line(text: str, line: int) -> Any:
+    if len(text) > MAX_LINE:
+        raise ScenarioError(line, "", f"not valid JSON (longer than {MAX_LINE:,} characters)")
     try:
-        return json.loads(text, parse_float=Decimal)
+        value = json.loads(text, parse_float=Decimal, parse_constant=_no_constant)
+    except _NotJsonNumber as exc:
+        raise ScenarioError(line, "", f"not valid JSON ({exc} is not a JSON number)") from None
     except json.JSONDecodeError as exc:
         raise ScenarioError(line, "", f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise ScenarioError(line, "", "not valid JSON (nested too deeply)") from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        raise ScenarioError(line, "", "not valid JSON (a number of too many digits)") from None
+    if _depth(value) > MAX_DEPTH:
+        raise ScenarioError(
+            line, "", f"not valid JSON for an event (nested deeper than {MAX_DEPTH} levels)"
+        )
+    return value
+
+
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSON Lines text: split at "\n" only (with a "\r" before it dropped).
+
+    Not ``str.splitlines``, which also splits at characters JSON strings may hold unescaped
+    (U+2028, U+0085, form feeds): a note in any script must not cut its event in two."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def parse_scenario(lines: Iterable[str]) -> tuple[TableSetup, list[tuple[int, Event]]]:

@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from controller.engine import Table
-from controller.events import ScenarioError, parse_event, parse_scenario, parse_setup
+from controller.events import (
+    ScenarioError,
+    jsonl_lines,
+    parse_event,
+    parse_scenario,
+    parse_setup,
+)
 
 
 def replay_lines(lines: Iterable[str]) -> dict[str, Any]:
@@ -74,7 +80,7 @@ def _run(args: argparse.Namespace) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         print(f"floorctl replay: cannot read {path}: {exc}", file=sys.stderr)
         return 2
-    lines = text.splitlines()
+    lines = jsonl_lines(text)
     try:
         doc = replay_lines(lines)  # malformed input is refused before anything is stored
         if args.db:

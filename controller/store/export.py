@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from controller.events import jsonl_lines
 from controller.store.canonical import ChainRecord
 from controller.store.chain import Problem
 from controller.store.db import StoreError
@@ -300,9 +301,7 @@ def _read_csv(path: Path, cols: tuple[tuple[str, str], ...], table_id: str) -> l
 
 def read_records(tdir: Path, table_id: str) -> list[ChainRecord]:
     """A table's chain from an export: scenario lines plus chain.csv."""
-    bodies = (tdir / "scenario.jsonl").read_text(encoding="utf-8").split("\n")
-    if bodies and bodies[-1] == "":
-        bodies.pop()
+    bodies = jsonl_lines((tdir / "scenario.jsonl").read_text(encoding="utf-8"))
     cols = tuple(
         (c, "int?" if c == "corrects" else "int" if c == "seq" else "str") for c in CHAIN_COLUMNS
     )
@@ -352,7 +351,7 @@ def verify_export(directory: Path) -> VerifyReport:
         tdir = directory / info["dir"]
         records = read_records(tdir, table_id)
         table, expected, problem = replay_chain(table_id, records)
-        n_lines = len((tdir / "scenario.jsonl").read_text(encoding="utf-8").splitlines())
+        n_lines = len(jsonl_lines((tdir / "scenario.jsonl").read_text(encoding="utf-8")))
         if problem is None and (table.head_hash != info["head_hash"] or n_lines != len(records)):
             seq = table.head_seq + 1
             problem = Problem(
