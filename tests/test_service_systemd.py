@@ -25,7 +25,10 @@ def unit(name: str) -> configparser.RawConfigParser:
 
 
 @pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is not installed on this machine")
-@pytest.mark.parametrize("name", ["floorctl.service", "floorctl-kiosk.service"])
+@pytest.mark.parametrize(
+    "name",
+    ["floorctl.service", "floorctl-kiosk.service", "floorctl-ship.service", "floorctl-ship.timer"],
+)
 def test_systemd_analyze_verify_is_silent(tmp_path: Path, name: str) -> None:
     # Verified as installed here: /opt/floorctl is where the README installs the project.
     text = (UNITS / name).read_text(encoding="utf-8").replace("/opt/floorctl", str(ROOT))
@@ -61,9 +64,25 @@ def test_the_table_service_unit() -> None:
 
 def test_the_kiosk_unit_opens_chromium_on_the_dealers_page() -> None:
     service = unit("floorctl-kiosk.service")["Service"]
-    assert service["ExecStart"].startswith("/usr/bin/chromium --kiosk")
-    assert "http://127.0.0.1:8080/" in service["Environment"]
+    assert "/usr/bin/chromium --kiosk" in service["ExecStart"]
+    assert ". /run/floorctl/ui.env" in service["ExecStart"]  # the address the service wrote
     assert service["Restart"] == "always"
+
+
+def test_the_table_unit_has_room_for_connections_and_publishes_its_address() -> None:
+    service = unit("floorctl.service")["Service"]
+    assert int(service["LimitNOFILE"]) >= 4096
+    assert service["RuntimeDirectory"] == "floorctl"
+
+
+def test_the_ship_timer_runs_the_ship_service_every_minute() -> None:
+    timer = unit("floorctl-ship.timer")["Timer"]
+    assert timer["OnUnitActiveSec"] == "1min"
+    service = unit("floorctl-ship.service")["Service"]
+    assert service["Type"] == "oneshot"
+    assert service["ExecStart"].split()[1] == "ship"
+    assert "--to ${FLOORCTL_FLOOR_URL}" in service["ExecStart"]
+    assert service["User"] == "floorctl"
 
 
 def test_the_dedicated_user_is_declared() -> None:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -28,6 +30,7 @@ from controller.service.sdnotify import Notifier, WatchdogPinger
 from controller.service.web import Heartbeat, create_app
 from controller.store.recorder import Recorder
 from controller.store.repository import Store
+from drivers.shoe.transport import Transport
 
 log = structlog.get_logger("floorctl.run")
 
@@ -91,7 +94,8 @@ def open_table(
     return Table(store, recorder, service, guard, Heartbeat())
 
 
-def build_from_config(cfg: ServiceConfig) -> Table:
+def build_from_config(cfg: ServiceConfig, *, shoe_port: Transport | None = None) -> Table:
+    """The table the config describes; ``shoe_port`` is the reader's port if already opened."""
     table = open_table(
         cfg.table,
         cfg.store.url,
@@ -101,14 +105,14 @@ def build_from_config(cfg: ServiceConfig) -> Table:
         session_seconds=cfg.ui.supervisor_session_seconds,
     )
     try:
-        _attach_devices(table, cfg)
+        _attach_devices(table, cfg, shoe_port)
     except Exception:
         table.close()
         raise
     return table
 
 
-def _attach_devices(table: Table, cfg: ServiceConfig) -> None:
+def _attach_devices(table: Table, cfg: ServiceConfig, shoe_port: Transport | None) -> None:
     service = table.service
     if cfg.shoe.url is None:
         service.set_device("shoe", "off", "no shoe reader configured: cards entered by hand")
@@ -117,7 +121,7 @@ def _attach_devices(table: Table, cfg: ServiceConfig) -> None:
 
         feed = ShoeFeed(
             service,
-            cfg.shoe.url,
+            shoe_port if shoe_port is not None else cfg.shoe.url,
             baudrate=cfg.shoe.baudrate,
             silence_timeout=cfg.shoe.heartbeat_timeout or None,
             reconnect_max=cfg.shoe.reconnect_seconds,
@@ -165,6 +169,7 @@ async def serve(
     bound = _bound_port(server) or port
     url = f"http://{host}:{bound}/"
     log.info("dealer screen ready", url=url)
+    _publish_url(host, bound)
     if not ipaddress.ip_address(host).is_loopback:
         log.warning(
             "the dealer's screen is reachable from the network, not only this PC",
@@ -200,6 +205,25 @@ async def serve(
         note.stopping()
         pinger.stop()
     return 0
+
+
+def _publish_url(host: str, port: int) -> None:
+    """Under systemd (``RuntimeDirectory=``), write the page's address for the kiosk unit:
+    ``$RUNTIME_DIRECTORY/ui.env`` holds ``FLOORCTL_URL=http://127.0.0.1:PORT/``."""
+    folder = os.environ.get("RUNTIME_DIRECTORY", "").split(":")[0]
+    if not folder:
+        return
+    local = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    if ":" in local:
+        local = f"[{local}]"
+    target = Path(folder) / "ui.env"
+    try:
+        tmp = target.with_suffix(".env.tmp")
+        tmp.write_text(f"FLOORCTL_URL=http://{local}:{port}/\n", encoding="ascii")
+        tmp.chmod(0o644)
+        os.replace(tmp, target)
+    except OSError as exc:
+        log.error("cannot write the page's address for the kiosk", path=str(target), error=str(exc))
 
 
 def status_line(service: TableService, url: str) -> str:

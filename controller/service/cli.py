@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controller import argtypes, logs
-from controller.service.config import DEFAULT_CONFIG, ConfigError, load_config
+from controller.service.config import DEFAULT_CONFIG, ConfigError, ServiceConfig, load_config
 from controller.service.pin import MIN_PIN_LENGTH, hash_pin
+
+if TYPE_CHECKING:
+    from drivers.shoe.transport import Transport
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,6 +33,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     run.add_argument(
         "--check", action="store_true", help="check the config and exit (0 if it is good)"
+    )
+    run.add_argument(
+        "--devices",
+        action="store_true",
+        help="with --check: also open the shoe reader's port, the camera and the audit store "
+        "and say what was found (exit 1 naming the device that failed)",
     )
     run.set_defaults(func=_run)
 
@@ -83,8 +94,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run(args: argparse.Namespace) -> int:
-    from controller.service.app import StartError, build_from_config, serve
-
     try:
         cfg = load_config(args.config)
     except ConfigError as exc:
@@ -92,10 +101,26 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if args.check:
         print(f"{cfg.path}: good (table {cfg.setup.table_id}, {cfg.setup.game})")
-        return 0
+        if not args.devices:
+            return 0
+        from controller.service.check import check_devices
+
+        results = check_devices(cfg)
+        for result in results:
+            print(result.line())
+        return 0 if all(r.ok for r in results) else 1
+    if args.devices:
+        print("floorctl run: --devices goes with --check", file=sys.stderr)
+        return 2
+    # The reader's port opens before the heavy imports below (the web server, the store, the
+    # camera's vision code): from then on the kernel holds what the reader sends, so a card
+    # drawn while the service starts is read, not lost.
+    shoe_port = _open_shoe_port(cfg)
+    from controller.service.app import StartError, build_from_config, serve
+
     logs.configure(cfg.log.level)
     try:
-        table = build_from_config(cfg)
+        table = build_from_config(cfg, shoe_port=shoe_port)
     except StartError as exc:
         print(f"floorctl run: {exc}", file=sys.stderr)
         return 1
@@ -106,6 +131,18 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     finally:
         table.close()
+
+
+def _open_shoe_port(cfg: ServiceConfig) -> Transport | None:
+    """The shoe reader's port, opened now when it can be (else the reader keeps trying)."""
+    if cfg.shoe.url is None:
+        return None
+    from drivers.shoe.transport import SerialSettings, SerialTransport, TransportError
+
+    port = SerialTransport(cfg.shoe.url, SerialSettings(baudrate=cfg.shoe.baudrate))
+    with contextlib.suppress(TransportError):  # reported by the reader as a device fault
+        port.open()
+    return port
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -1,0 +1,212 @@
+"""`floorctl run --check --devices`: open each device the config names and say what was found.
+
+Run by the technician (and by the unit's ``ExecStartPre`` if wanted) before a table opens:
+
+- the shoe reader: the port opens; with a heartbeat configured, a valid line (heartbeat,
+  card, ...) arrives within ``heartbeat_timeout``;
+- the chip camera: the source opens and gives a frame that is not black;
+- the audit store: it can be reached, it is writable, and its schema is one this floorctl
+  knows (an older one is upgraded when the service starts; a newer one is refused).
+
+Nothing is changed: no event is recorded, no migration run. Each check answers one line; the
+first that fails makes the exit status 1, its line naming the device.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from controller.service.config import ServiceConfig
+
+
+@dataclass(frozen=True)
+class DeviceCheck:
+    device: str
+    ok: bool
+    found: str
+
+    def line(self) -> str:
+        return f"{self.device:<7} {'ok' if self.ok else 'FAILED'}: {self.found}"
+
+
+def check_devices(cfg: ServiceConfig) -> list[DeviceCheck]:
+    return [_check_shoe(cfg), _check_camera(cfg), _check_store(cfg)]
+
+
+def _check_shoe(cfg: ServiceConfig) -> DeviceCheck:
+    url = cfg.shoe.url
+    if url is None:
+        return DeviceCheck("shoe", True, 'none configured ([shoe] url = "none"): cards by hand')
+    from drivers.shoe.events import Misread
+    from drivers.shoe.framing import LineFramer
+    from drivers.shoe.transport import SerialSettings, SerialTransport, TransportError
+
+    port = SerialTransport(url, SerialSettings(baudrate=cfg.shoe.baudrate), read_timeout=0.1)
+    try:
+        port.open()
+    except TransportError as exc:
+        return DeviceCheck("shoe", False, str(exc))
+    try:
+        wait = cfg.shoe.heartbeat_timeout
+        if not wait:
+            return DeviceCheck(
+                "shoe", True, f"{url} opened at {cfg.shoe.baudrate} baud (no heartbeat)"
+            )
+        framer = LineFramer()
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                data = port.read()
+            except TransportError as exc:
+                return DeviceCheck("shoe", False, str(exc))
+            for event in framer.feed(data):
+                if not isinstance(event, Misread):
+                    heard = event.to_dict()
+                    return DeviceCheck(
+                        "shoe",
+                        True,
+                        f"{url} opened at {cfg.shoe.baudrate} baud; heard a {heard['type']}",
+                    )
+        return DeviceCheck(
+            "shoe",
+            False,
+            f"{url} opened, but no valid line in {wait:g} s "
+            "(is the reader powered and set to this baud rate?)",
+        )
+    finally:
+        port.close()
+
+
+def _check_camera(cfg: ServiceConfig) -> DeviceCheck:
+    camera = cfg.camera
+    if camera is None:
+        return DeviceCheck("camera", True, "none configured: wagers by hand")
+    from drivers.camera.monitor import is_black
+    from drivers.camera.sources import SourceError, open_source
+
+    try:
+        source = open_source(camera.source, camera.resolution)
+    except SourceError as exc:
+        return DeviceCheck("camera", False, str(exc))
+    try:
+        frame = None
+        for _ in range(10):  # a camera may give a few empty frames while it starts
+            frame = source.read()
+            if frame is not None:
+                break
+        if frame is None:
+            return DeviceCheck("camera", False, f"camera source {camera.source!r} gave no frame")
+        height, width = frame.shape[:2]
+        if is_black(frame, camera.black_level):
+            return DeviceCheck(
+                "camera",
+                False,
+                f"camera source {camera.source!r}: the frame is black (lens covered, lights off?)",
+            )
+        return DeviceCheck(
+            "camera",
+            True,
+            f"{camera.source!r} gives {width}x{height} frames "
+            "(`floorctl calibrate` checks the layout is in view)",
+        )
+    finally:
+        source.close()
+
+
+def _check_store(cfg: ServiceConfig) -> DeviceCheck:
+    import sqlalchemy as sa
+
+    from controller.store.db import (
+        StoreError,
+        create_engine,
+        current_revision,
+        describe,
+        head_revision,
+        normalize_url,
+        safe_url,
+        sqlite_path,
+    )
+
+    url = cfg.store.url
+    shown = safe_url(url)
+    try:
+        path = sqlite_path(normalize_url(url))
+    except sa.exc.ArgumentError as exc:
+        return DeviceCheck("store", False, f"{shown}: not a database URL ({exc})")
+    if path is not None and not path.exists():
+        if not path.parent.is_dir():
+            return DeviceCheck("store", False, f"{shown}: directory {path.parent} does not exist")
+        if not os.access(path.parent, os.W_OK):
+            return DeviceCheck("store", False, f"{shown}: directory {path.parent} is not writable")
+        return DeviceCheck("store", True, f"{shown}: new store, created when the service starts")
+    try:
+        engine = create_engine(url)
+    except StoreError as exc:
+        return DeviceCheck("store", False, str(exc))
+    try:
+        head = head_revision()
+        try:
+            revision = current_revision(engine)
+            if revision is not None and revision != head and not _known(revision):
+                return DeviceCheck(
+                    "store",
+                    False,
+                    f"{shown}: schema {revision} is not one this floorctl knows "
+                    f"(newest known {head}): a newer floorctl wrote it",
+                )
+            if path is not None:
+                problem = _sqlite_unwritable(path)
+                if problem:
+                    return DeviceCheck("store", False, f"{shown}: {problem}")
+            elif revision is not None:
+                with engine.connect() as conn:
+                    allowed = conn.execute(
+                        sa.text("SELECT has_table_privilege(current_user, 'events', 'INSERT')")
+                    ).scalar()
+                if not allowed:
+                    return DeviceCheck(
+                        "store", False, f"{shown}: this role may not insert into events"
+                    )
+        except sa.exc.DBAPIError as exc:
+            return DeviceCheck("store", False, f"{shown}: {describe(exc)}")
+        if revision is None:
+            state = "no schema yet: created when the service starts"
+        elif revision == head:
+            state = f"schema current ({head})"
+        else:
+            state = f"schema {revision}, upgraded to {head} when the service starts"
+        return DeviceCheck("store", True, f"{shown} writable; {state}")
+    finally:
+        engine.dispose()
+
+
+def _sqlite_unwritable(path: Path) -> str:
+    """Why the SQLite file cannot take a write now ("" when it can): a write lock is taken
+    and given back, which needs the file and its directory (the WAL and its index) writable."""
+    try:
+        conn = sqlite3.connect(path, timeout=5, isolation_level=None)
+    except sqlite3.Error as exc:
+        return f"cannot open {path}: {exc}"
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        return f"cannot write {path}: {exc}"
+    finally:
+        conn.close()
+    return ""
+
+
+def _known(revision: str) -> bool:
+    from alembic.script import ScriptDirectory
+
+    from controller.store.db import MIGRATIONS
+
+    try:
+        return ScriptDirectory(str(MIGRATIONS)).get_revision(revision) is not None
+    except Exception:  # alembic raises its own errors for an unknown id
+        return False
