@@ -19,10 +19,12 @@ from controller.cli import main as floorctl
 from drivers.camera import scene as scene_pkg
 from drivers.camera.config import CameraConfig, load_camera_config
 from drivers.camera.scene.camera import Camera, Lens, Pose, look_at
-from drivers.camera.scene.chips import ChipModel, Surface, chip_frame, radiance
+from drivers.camera.scene.chips import ChipModel, Surface, chip_frame, intersect, radiance
 from drivers.camera.scene.frames import SIZES, SceneRenderer
+from drivers.camera.scene.hand import hit as hand_hit
+from drivers.camera.scene.hand import parts as hand_parts
 from drivers.camera.scene.lighting import Lamp, Lighting, lamp_colour
-from drivers.camera.scene.sampling import frame_scene, setup
+from drivers.camera.scene.sampling import frame_scene, session_pose, setup
 from drivers.camera.scene.tiers import MEDIUM, OVERHEAD, TIERS, Tier
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "config" / "table.example.toml"
@@ -193,6 +195,30 @@ def test_truth_totals_are_the_chips_placed_with_the_large_chips_at_the_bottom(
             assert sum(len(s) for s in entry["stacks"]) == sum(chips.values())
             assert entry["occluded"] == (box.box in truth["occluded"])
             assert entry["unsure_ok"] == bool(entry["reasons"])
+
+
+def test_the_hand_is_in_front_of_every_chip_along_every_ray(cfg: CameraConfig) -> None:
+    # the picture lays the hand over the chips; check that by tracing both for whole frames
+    tier = TIERS["hard"]
+    base = setup(cfg, tier, 31)
+    model = ChipModel()
+    seen = 0
+    for i in range(60):
+        placed = frame_scene(cfg, tier, 31, i, model, base)
+        if placed.hand is None or not placed.stacks:
+            continue
+        seen += 1
+        cam = Camera(session_pose(base, tier, 31, placed.session), base.lens, 320, 180)
+        origin = np.array(cam.pose.position)
+        rays = cam.rays(1).reshape(-1, 3).astype(np.float64)
+        chips = [c for st in placed.stacks for c in st.chips]
+        chip_t = intersect(origin, rays, chips, model).t
+        hand_t = np.full(len(rays), np.inf)
+        for part, _ in hand_parts(placed.hand):
+            hand_t = np.minimum(hand_t, hand_hit(origin, rays, part)[0])
+        both = np.isfinite(chip_t) & np.isfinite(hand_t)
+        assert np.all(hand_t[both] < chip_t[both])
+    assert seen >= 5
 
 
 def test_the_fiducials_printed_are_read_back_by_zbar_where_the_truth_says(

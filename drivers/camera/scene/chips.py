@@ -229,6 +229,38 @@ def intersect(origin: F64, dirs: F64, chips: list[Chip], model: ChipModel) -> Hi
     )
 
 
+def blocked(points: F64, dirs: F64, chips: list[Chip], model: ChipModel) -> npt.NDArray[np.bool_]:
+    """Whether the ray from each point ``(N, 3)`` along ``dirs`` ``(N, 3)`` meets any chip (a
+    shadow ray: it starts a hair off the surface, so a chip does not shadow itself where it
+    faces the lamp, which it cannot, being convex)."""
+    if not chips or not len(points):
+        return np.zeros(len(points), bool)
+    frames = np.array([c.frame for c in chips])  # (M, 3, 3)
+    bottoms = np.array([c.bottom for c in chips])
+    start = points + dirs * 0.05
+    q0 = np.einsum("mjk,nmk->nmj", frames, start[:, None, :] - bottoms[None, :, :])
+    v = np.einsum("mjk,nk->nmj", frames, dirs)
+    r, thick = model.radius_mm, model.thickness_mm
+    va = np.where(np.abs(v[..., 2]) > 1e-12, v[..., 2], 1e-12)
+    hit = np.zeros(v.shape[:2], bool)
+    for level in (thick, 0.0):
+        t = (level - q0[..., 2]) / va
+        px = q0[..., 0] + t * v[..., 0]
+        py = q0[..., 1] + t * v[..., 1]
+        hit |= (t > 0) & (px * px + py * py <= r * r)
+    a = v[..., 0] ** 2 + v[..., 1] ** 2
+    b = 2 * (q0[..., 0] * v[..., 0] + q0[..., 1] * v[..., 1])
+    c = q0[..., 0] ** 2 + q0[..., 1] ** 2 - r * r
+    disc = b * b - 4 * a * c
+    root = np.sqrt(np.clip(disc, 0, None))
+    a_safe = np.where(a > 1e-12, a, 1e-12)
+    for sign in (-1.0, 1.0):
+        ts = (-b + sign * root) / (2 * a_safe)
+        h = q0[..., 2] + ts * v[..., 2]
+        hit |= (disc >= 0) & (a > 1e-12) & (ts > 0) & (h >= 0) & (h <= thick)
+    return np.asarray(hit.any(axis=1), bool)
+
+
 def _sample(texture: F32, u: F64, v: F64, wrap: bool) -> F32:
     out = cv2.remap(
         texture,

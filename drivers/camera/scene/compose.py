@@ -1,16 +1,17 @@
 """One frame: trace the rays, light what they meet, then pass the light through the camera.
 
-Each pixel is traced at ``supersample`` x ``supersample`` rays through the lens (distortion
-included). A ray meets the felt plane (albedo from :mod:`layout`, irradiance with the frame's
-shadows from the lamps), unless a chip or the hand is nearer. Chips are traced a box at a time
-(two stacks in a box hide each other correctly); the hand last. The rays are averaged into
-pixels, the moving hand smeared over what is behind it, and the result goes through
-:mod:`optics`.
+The felt is seen a ray per pixel (its raster is filtered, from a finer and a coarser copy by
+how much felt a pixel covers): albedo from :mod:`layout`, irradiance from the lamps with this
+frame's soft shadows of chips and hand. The chips are traced at ``supersample`` x
+``supersample`` rays a pixel, a box at a time (two stacks in a box hide and shade each other:
+shadow rays go to four points of each lamp's face), and averaged into pixels with their
+coverage; the hand and arm, which are above every chip, are traced a ray a pixel and laid on
+top, smeared along their own motion. The result goes through :mod:`optics`.
 
 The tracing also measures what the truth file reports: how many pixels of each chip the camera
 sees (a chip hidden behind another stack or a hand, or seen so edge-on that its band is under a
-pixel, cannot be counted), how much of each betting circle and fiducial the hand covers, and
-which of them are in the picture at all.
+pixel, cannot be counted), how much of each betting circle and fiducial the hand covers, which
+of them are in the picture at all, and how large a fiducial's modules are in the picture.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from drivers.camera.scene.lighting import (
     F32,
     F64,
     Grid,
+    Lamp,
     Lighting,
     bilinear,
     blurred,
@@ -43,8 +45,7 @@ from drivers.camera.scene.lighting import (
 )
 from drivers.camera.scene.sampling import FrameScene, Setup, Uneven
 
-I32 = npt.NDArray[np.int32]
-HAND_ID = -2
+_LAMP_SAMPLES = ((0.0, 0.0), (0.7, 0.0), (-0.35, 0.6), (-0.35, -0.6))
 MISS_RADIANCE = 0.004  # rays that leave the table: a dark room
 _SHADOW_SHIFT = 3
 
@@ -67,7 +68,7 @@ class SessionView:
     """What depends only on the camera: rays, where they meet the felt, texture lookups."""
 
     camera: Camera
-    dirs: F32  # (Hs, Ws, 3)
+    dirs: F32  # (H, W, 3): a ray through each pixel's centre
     plane_t: F32
     plane_x: F32
     plane_y: F32
@@ -424,6 +425,8 @@ class Compositor:
             hits.chip = np.where(front, hits.chip, -1)
             surf = chipmod.surface(hits, origin, sub, chips, self.designs, self.model)
             vis = self._lamp_visibility(surf.point, hand_maps)
+            for lamp_vis, lamp in zip(vis, self.lighting.lamps, strict=True):
+                lamp_vis *= self._chip_light(surf, chips, lamp)
             col = chipmod.radiance(surf, -sub[front], self.lighting, vis)
             col *= self._uneven_on(surf.point)[:, None]
             global_ids = np.array([index_of[id(c)] for c in chips])
@@ -499,6 +502,22 @@ class Compositor:
             fp = felt_point(points, lamp)
             out.append(1.0 - bilinear(hm, self.light_grid, fp[:, 0], fp[:, 1]).astype(np.float64))
         return out
+
+    def _chip_light(self, surf: chipmod.Surface, chips: list[Chip], lamp: Lamp) -> F64:
+        """The share of a lamp that reaches each point past the chips of its box (the other
+        stack, a chip overhanging in a leaning stack): shadow rays to a few points of the
+        lamp's face, so the shadows are soft."""
+        lit = np.zeros(len(surf.point))
+        centre = np.array(lamp.position)
+        for dx, dy in _LAMP_SAMPLES:
+            target = centre + lamp.radius_mm * np.array([dx, dy, 0.0])
+            to = target - surf.point
+            to /= np.linalg.norm(to, axis=1, keepdims=True)
+            facing = np.einsum("nk,nk->n", surf.normal, to) > 0
+            free = np.ones(len(surf.point), bool)
+            free[facing] = ~chipmod.blocked(surf.point[facing], to[facing], chips, self.model)
+            lit += free
+        return lit / len(_LAMP_SAMPLES)
 
     def _uneven_on(self, points: F64) -> F64:
         # the lamps' patches fall on the chips as on the felt (the room's ambient is even)

@@ -11,7 +11,7 @@ dark; sleeves are white, black or a dealer's waistcoat colour. The hand hovers o
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -57,6 +57,31 @@ class Hand:
             return srgb_to_linear(hex_rgb(self.sleeve)) * 0.8 + 0.02
         return srgb_to_linear(hex_rgb(self.sleeve))
 
+    def raised(self, dz: float) -> Hand:
+        """The same hand ``dz`` mm higher."""
+
+        def up(p: tuple[float, float, float]) -> tuple[float, float, float]:
+            return (p[0], p[1], p[2] - dz)
+
+        caps = tuple(Capsule(up(c.a), up(c.b), c.radius, c.material) for c in self.capsules)
+        palm = Ellipsoid(up(self.palm.centre), self.palm.axes, self.palm.semi, self.palm.material)
+        return replace(self, capsules=caps, palm=palm)
+
+    def clearance(self, x: float, y: float, reach: float, height: float) -> float:
+        """How far the hand would have to rise to pass over a cylinder of radius ``reach`` and
+        ``height`` standing at ``(x, y)`` (0: it already does)."""
+        need = 0.0
+        for c in self.capsules:
+            a, b = np.array(c.a), np.array(c.b)
+            for t in np.linspace(0.0, 1.0, 24):
+                p = a + t * (b - a)
+                if math.hypot(p[0] - x, p[1] - y) < reach + c.radius:
+                    need = max(need, height + c.radius + 3.0 - (-p[2]))
+        cx, cy, cz = self.palm.centre
+        if math.hypot(cx - x, cy - y) < reach + max(self.palm.semi):
+            need = max(need, height + self.palm.semi[2] + 3.0 - (-cz))
+        return need
+
     def bounds(self) -> F64:
         """Points whose hull holds the whole hand and arm (for the picture's bounding box)."""
         return np.concatenate([pts for _, pts in parts(self)])
@@ -91,8 +116,8 @@ def make_hand(
     if span > 0.96 * (upper + fore):
         shoulder = wrist + (shoulder - wrist) * (0.96 * (upper + fore) / span)
         span = 0.96 * (upper + fore)
-    elbow = _elbow(shoulder, wrist, upper, fore, side * (1.0 if right else -1.0) + 0.4 * -up)
-    if elbow[2] > -60.0:  # the elbow stays clear of the felt
+    elbow = _elbow(shoulder, wrist, upper, fore, side * (1.0 if right else -1.0) + 0.3 * up)
+    if elbow[2] > -80.0:  # the elbow stays clear of the felt
         elbow = _elbow(shoulder, wrist, upper, fore, up)
     palm = Ellipsoid(
         centre=_t(palm_c),

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -345,36 +346,7 @@ class TableArt:
 
     def _draw_card(self, albedo: F32, grid: Grid, card: Card) -> None:
         w, h = CARD_MM
-        ppm = 8.0  # draw the face finely, then place it
-        face8 = np.empty((round(h * ppm), round(w * ppm), 3), np.uint8)
-        face8[:] = _CARD_SRGB
-        alpha8 = np.zeros(face8.shape[:2], np.uint8)
-        r = round(3.0 * ppm)
-        fh8, fw8 = face8.shape[:2]
-        cv2.rectangle(alpha8, (r, 0), (fw8 - r, fh8), 255, -1)
-        cv2.rectangle(alpha8, (0, r), (fw8, fh8 - r), 255, -1)
-        for cx, cy in ((r, r), (fw8 - r, r), (r, fh8 - r), (fw8 - r, fh8 - r)):
-            cv2.circle(alpha8, (cx, cy), r, 255, -1, cv2.LINE_AA)
-        ink = _CARD_RED_SRGB if card.red else _CARD_BLACK_SRGB
-        font = cv2.FONT_HERSHEY_DUPLEX
-        cv2.putText(
-            face8, card.rank, (round(3 * ppm), round(11 * ppm)), font, 2.4, ink, 5, cv2.LINE_AA
-        )
-        ch, cw = round(13 * ppm), round(16 * ppm)
-        face8[fh8 - ch :, fw8 - cw :] = face8[:ch, :cw][::-1, ::-1]  # the index, turned, below
-        pip_r = round(4.5 * ppm)
-        for py in (0.3, 0.5, 0.7):
-            for px in (0.36, 0.64):
-                cv2.circle(face8, (round(px * fw8), round(py * fh8)), pip_r, ink, -1, cv2.LINE_AA)
-        fine_face = np.asarray(srgb_to_linear(face8.astype(np.float64)), np.float32)
-        # shrink the face to the raster's scale, then turn it and place it over its own patch
-        k = grid.ppm / ppm
-        face = cv2.resize(fine_face, None, fx=k, fy=k, interpolation=cv2.INTER_AREA)
-        alpha = cv2.resize(
-            alpha8.astype(np.float32) / 255.0,
-            (face.shape[1], face.shape[0]),
-            interpolation=cv2.INTER_AREA,
-        )
+        face, alpha = _card_face(card.rank, card.red, grid.ppm)
         t = math.radians(card.angle_deg)
         c, s = math.cos(t), math.sin(t)
         u0, v0 = grid.px(card.centre[0], card.centre[1])
@@ -396,3 +368,36 @@ class TableArt:
         cover = cv2.warpAffine(alpha, m, size, flags=cv2.INTER_LINEAR)[..., None]
         patch = albedo[i0:i1, j0:j1]
         patch[:] = patch * (1 - cover) + placed * cover
+
+
+@lru_cache(maxsize=64)
+def _card_face(rank: str, red: bool, ppm: float) -> tuple[F32, F32]:
+    """A card's face (linear albedo) and its outline at ``ppm`` texels per mm."""
+    w, h = CARD_MM
+    fine = 8.0  # drawn finely, then shrunk
+    face8 = np.empty((round(h * fine), round(w * fine), 3), np.uint8)
+    face8[:] = _CARD_SRGB
+    alpha8 = np.zeros(face8.shape[:2], np.uint8)
+    r = round(3.0 * fine)
+    fh8, fw8 = face8.shape[:2]
+    cv2.rectangle(alpha8, (r, 0), (fw8 - r, fh8), 255, -1)
+    cv2.rectangle(alpha8, (0, r), (fw8, fh8 - r), 255, -1)
+    for cx, cy in ((r, r), (fw8 - r, r), (r, fh8 - r), (fw8 - r, fh8 - r)):
+        cv2.circle(alpha8, (cx, cy), r, 255, -1, cv2.LINE_AA)
+    ink = _CARD_RED_SRGB if red else _CARD_BLACK_SRGB
+    font = cv2.FONT_HERSHEY_DUPLEX
+    cv2.putText(face8, rank, (round(3 * fine), round(11 * fine)), font, 2.4, ink, 5, cv2.LINE_AA)
+    ch, cw = round(13 * fine), round(16 * fine)
+    face8[fh8 - ch :, fw8 - cw :] = face8[:ch, :cw][::-1, ::-1]  # the index, turned, below
+    pip_r = round(4.5 * fine)
+    for py in (0.3, 0.5, 0.7):
+        for px in (0.36, 0.64):
+            cv2.circle(face8, (round(px * fw8), round(py * fh8)), pip_r, ink, -1, cv2.LINE_AA)
+    linear = np.asarray(srgb_to_linear(face8.astype(np.float64)), np.float32)
+    k = ppm / fine
+    face = np.asarray(
+        cv2.resize(linear, None, fx=k, fy=k, interpolation=cv2.INTER_AREA), np.float32
+    )
+    size = (face.shape[1], face.shape[0])
+    alpha = cv2.resize(alpha8.astype(np.float32) / 255.0, size, interpolation=cv2.INTER_AREA)
+    return face, np.asarray(alpha, np.float32)

@@ -357,6 +357,21 @@ def frame_scene(
         hand = make_hand(
             rng, over, height, box.box, (moving * math.cos(ang), moving * math.sin(ang)), dealer
         )
+        # the hand and arm pass over every stack (the picture lays them on top of the chips)
+        lift = max(
+            [0.0]
+            + [
+                hand.clearance(
+                    s.base_mm[0],
+                    s.base_mm[1],
+                    r_chip + math.hypot(*np.subtract(s.chips[-1].bottom[:2], s.base_mm)),
+                    -s.chips[-1].bottom[2] + model.thickness_mm + 1.0,
+                )
+                for s in stacks
+            ]
+        )
+        if lift > 0:
+            hand = hand.raised(lift)
     cards: list[Card] = []
     if rng.random() < tier.card_chance:
         xs = [b.center_mm[0] for b in cfg.boxes]
