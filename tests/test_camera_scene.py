@@ -144,9 +144,9 @@ def test_the_same_seed_gives_the_same_frames_and_a_frame_does_not_depend_on_the_
 ) -> None:
     a = SceneRenderer(cfg, "medium", 11)
     b = SceneRenderer(cfg, "medium", 11)
-    first = a.frame(3)
-    assert first.data == b.frame(3).data
-    assert first.truth == b.frame(3).truth
+    first, again = a.frame(3), b.frame(3)
+    assert first.data == again.data
+    assert first.truth == again.truth
     # the fourth frame of a run is the first of a run started there
     run = list(SceneRenderer(cfg, "medium", 11).frames(2, start=2))
     assert run[1].data == first.data
@@ -203,22 +203,23 @@ def test_the_hand_is_in_front_of_every_chip_along_every_ray(cfg: CameraConfig) -
     base = setup(cfg, tier, 31)
     model = ChipModel()
     seen = 0
-    for i in range(60):
+    for i in range(40):
         placed = frame_scene(cfg, tier, 31, i, model, base)
         if placed.hand is None or not placed.stacks:
             continue
         seen += 1
-        cam = Camera(session_pose(base, tier, 31, placed.session), base.lens, 320, 180)
+        cam = Camera(session_pose(base, tier, 31, placed.session), base.lens, 256, 144)
         origin = np.array(cam.pose.position)
         rays = cam.rays(1).reshape(-1, 3).astype(np.float64)
-        chips = [c for st in placed.stacks for c in st.chips]
-        chip_t = intersect(origin, rays, chips, model).t
+        chip_t = np.full(len(rays), np.inf)
+        for stack in placed.stacks:
+            chip_t = np.minimum(chip_t, intersect(origin, rays, list(stack.chips), model).t)
         hand_t = np.full(len(rays), np.inf)
         for part, _ in hand_parts(placed.hand):
             hand_t = np.minimum(hand_t, hand_hit(origin, rays, part)[0])
         both = np.isfinite(chip_t) & np.isfinite(hand_t)
         assert np.all(hand_t[both] < chip_t[both])
-    assert seen >= 5
+    assert seen >= 4
 
 
 def test_the_fiducials_printed_are_read_back_by_zbar_where_the_truth_says(

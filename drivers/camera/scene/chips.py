@@ -190,7 +190,7 @@ def intersect(origin: F64, dirs: F64, chips: list[Chip], model: ChipModel) -> Hi
     frames = np.array([c.frame for c in chips])  # (M, 3, 3)
     bottoms = np.array([c.bottom for c in chips])  # (M, 3)
     q0 = np.einsum("mjk,mk->mj", frames, origin[None, :] - bottoms)  # (M, 3)
-    v = np.einsum("mjk,nk->nmj", frames, dirs)  # (N, M, 3)
+    v = (dirs @ frames.reshape(len(chips) * 3, 3).T).reshape(n, len(chips), 3)  # (N, M, 3)
     r, thick = model.radius_mm, model.thickness_mm
     big = np.inf
     va = v[..., 2]
@@ -237,9 +237,12 @@ def blocked(points: F64, dirs: F64, chips: list[Chip], model: ChipModel) -> npt.
         return np.zeros(len(points), bool)
     frames = np.array([c.frame for c in chips])  # (M, 3, 3)
     bottoms = np.array([c.bottom for c in chips])
+    m = len(chips)
+    axes = frames.reshape(m * 3, 3).T  # (3, M*3): each chip's local axes as columns
     start = points + dirs * 0.05
-    q0 = np.einsum("mjk,nmk->nmj", frames, start[:, None, :] - bottoms[None, :, :])
-    v = np.einsum("mjk,nk->nmj", frames, dirs)
+    offset = np.einsum("mjk,mk->mj", frames, bottoms).reshape(m * 3)
+    q0 = (start @ axes - offset).reshape(-1, m, 3)
+    v = (dirs @ axes).reshape(-1, m, 3)
     r, thick = model.radius_mm, model.thickness_mm
     va = np.where(np.abs(v[..., 2]) > 1e-12, v[..., 2], 1e-12)
     hit = np.zeros(v.shape[:2], bool)

@@ -410,7 +410,9 @@ class Compositor:
         index_of = {id(c): i for i, c in enumerate(all_chips)}
         regions: dict[int, Region] = {}
         for box in sorted({st.box for st in scene.stacks}):
-            chips = [c for st in scene.stacks if st.box == box for c in st.chips]
+            stacks = [st for st in scene.stacks if st.box == box]
+            chips = [c for st in stacks for c in st.chips]
+            stack_of = np.concatenate([np.full(len(st.chips), k) for k, st in enumerate(stacks)])
             rows, cols = self._bbox(camera, self._chip_bounds(chips), self.ss)
             if rows.stop <= rows.start or cols.stop <= cols.start:
                 continue
@@ -425,8 +427,13 @@ class Compositor:
             hits.chip = np.where(front, hits.chip, -1)
             surf = chipmod.surface(hits, origin, sub, chips, self.designs, self.model)
             vis = self._lamp_visibility(surf.point, hand_maps)
-            for lamp_vis, lamp in zip(vis, self.lighting.lamps, strict=True):
-                lamp_vis *= self._chip_light(surf, chips, lamp)
+            if len(stacks) == 2:  # each stack shades the other
+                on = stack_of[hits.chip[front]]
+                for k in range(2):
+                    other = list(stacks[1 - k].chips)
+                    sel = on == k
+                    for lamp_vis, lamp in zip(vis, self.lighting.lamps, strict=True):
+                        lamp_vis[sel] *= self._chip_light(surf, sel, other, lamp)
             col = chipmod.radiance(surf, -sub[front], self.lighting, vis)
             col *= self._uneven_on(surf.point)[:, None]
             global_ids = np.array([index_of[id(c)] for c in chips])
@@ -503,19 +510,21 @@ class Compositor:
             out.append(1.0 - bilinear(hm, self.light_grid, fp[:, 0], fp[:, 1]).astype(np.float64))
         return out
 
-    def _chip_light(self, surf: chipmod.Surface, chips: list[Chip], lamp: Lamp) -> F64:
-        """The share of a lamp that reaches each point past the chips of its box (the other
-        stack, a chip overhanging in a leaning stack): shadow rays to a few points of the
-        lamp's face, so the shadows are soft."""
-        lit = np.zeros(len(surf.point))
+    def _chip_light(
+        self, surf: chipmod.Surface, sel: npt.NDArray[np.bool_], chips: list[Chip], lamp: Lamp
+    ) -> F64:
+        """The share of a lamp that reaches the points ``sel`` past ``chips`` (the other stack
+        in the box): shadow rays to a few points of the lamp's face, so the shadows are soft."""
+        points, normals = surf.point[sel], surf.normal[sel]
+        lit = np.zeros(len(points))
         centre = np.array(lamp.position)
         for dx, dy in _LAMP_SAMPLES:
             target = centre + lamp.radius_mm * np.array([dx, dy, 0.0])
-            to = target - surf.point
+            to = target - points
             to /= np.linalg.norm(to, axis=1, keepdims=True)
-            facing = np.einsum("nk,nk->n", surf.normal, to) > 0
-            free = np.ones(len(surf.point), bool)
-            free[facing] = ~chipmod.blocked(surf.point[facing], to[facing], chips, self.model)
+            facing = np.einsum("nk,nk->n", normals, to) > 0
+            free = np.ones(len(points), bool)
+            free[facing] = ~chipmod.blocked(points[facing], to[facing], chips, self.model)
             lit += free
         return lit / len(_LAMP_SAMPLES)
 
