@@ -287,7 +287,7 @@ def test_chips_scene_writes_frames_and_truths(
 ) -> None:
     out = tmp_path / "set"
     args = ["chips", "scene", "--config", str(EXAMPLE), "--tier", "hard", "--seed", "3"]
-    assert floorctl([*args, "--count", "2", "--out", str(out)]) == 0
+    assert floorctl([*args, "--count", "2", "--out", str(out), "--chip-thickness", "3.1"]) == 0
     assert "wrote 2 hard frames" in capsys.readouterr().out
     frames = sorted(out.glob("frame_*.jpg"))
     assert [f.name for f in frames] == ["frame_00000.jpg", "frame_00001.jpg"]
@@ -295,6 +295,7 @@ def test_chips_scene_writes_frames_and_truths(
         truth = json.loads(f.with_suffix(".json").read_text())
         assert truth["frame"] == f.name and truth["seed"] == 3
         assert 60 <= truth["optics"]["jpeg_quality"] <= 80
+        assert truth["chip_model"] == {"diameter_mm": 39.0, "thickness_mm": 3.1}
         for box in truth["boxes"].values():
             assert int(box["amount"]) == sum(int(v) * n for v, n in box["chips"].items())
 
@@ -317,3 +318,8 @@ def test_chips_scene_refuses_bad_input_naming_it(
             ["chips", "scene", "--config", str(EXAMPLE), "--out", str(tmp_path), "--count", "0"]
         )
     assert "--count" in capsys.readouterr().err
+    thick = ["--chip-thickness", "0.2"]
+    assert (
+        floorctl(["chips", "scene", "--config", str(EXAMPLE), "--out", str(tmp_path), *thick]) == 2
+    )
+    assert "--chip-thickness 0.2: must be 1 to 10 mm" in capsys.readouterr().err

@@ -19,7 +19,7 @@ camera after the lens), :mod:`.truth` (the truth file), :mod:`.frames` (the fron
 :mod:`.writer`, :mod:`.cli` (``floorctl chips scene``), :mod:`.sheet` (contact sheets).
 
     floorctl chips scene --config TABLE.toml --tier mild --seed 3 --count 200 --out DIR
-        [--size 1280x720|1920x1080] [--start N]
+        [--size 1280x720|1920x1080] [--start N] [--chip-thickness 3.3]
 
 Seeds. The same seed, tier and size always give the same frames (frame ``i`` depends only on
 them and ``i``). Tune on seed 1 only; report on seeds 100 and up, which nobody tunes on. Frames

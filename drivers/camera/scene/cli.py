@@ -9,6 +9,7 @@ from pathlib import Path
 
 from controller import argtypes
 from drivers.camera.config import CameraConfigError, load_camera_config
+from drivers.camera.scene.chips import ChipModel
 from drivers.camera.scene.frames import SIZES, SceneRenderer
 from drivers.camera.scene.tiers import TIERS
 from drivers.camera.scene.writer import write_frames
@@ -29,6 +30,13 @@ def add_parser(chips: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     scene.add_argument("--start", type=argtypes.count, default=0, help="index of the first")
     scene.add_argument("--out", required=True, type=Path, help="folder to write into")
     scene.add_argument("--size", choices=list(SIZES), default="1280x720", help="resolution")
+    scene.add_argument(
+        "--chip-thickness",
+        type=argtypes.positive_float,
+        default=ChipModel.thickness_mm,
+        metavar="MM",
+        help="thickness of a chip (default %(default)s mm; the diameter is the config's)",
+    )
     scene.set_defaults(func=_scene)
 
 
@@ -43,7 +51,13 @@ def _scene(args: argparse.Namespace) -> int:
     except OSError as err:
         print(f"error: {args.out}: cannot make the folder: {err.strerror}", file=sys.stderr)
         return 2
-    renderer = SceneRenderer(cfg, args.tier, args.seed, SIZES[args.size])
+    if not 1.0 <= args.chip_thickness <= 10.0:
+        print(
+            f"error: --chip-thickness {args.chip_thickness:g}: must be 1 to 10 mm", file=sys.stderr
+        )
+        return 2
+    model = ChipModel(diameter_mm=cfg.layout.chip_diameter_mm, thickness_mm=args.chip_thickness)
+    renderer = SceneRenderer(cfg, args.tier, args.seed, SIZES[args.size], model=model)
     start = time.perf_counter()
     try:
         n = write_frames(renderer.frames(args.count, args.start), args.out)
