@@ -25,7 +25,7 @@ from drivers.camera.scene.hand import hit as hand_hit
 from drivers.camera.scene.hand import parts as hand_parts
 from drivers.camera.scene.lighting import Lamp, Lighting, lamp_colour
 from drivers.camera.scene.sampling import frame_scene, session_pose, setup
-from drivers.camera.scene.tiers import MEDIUM, OVERHEAD, TIERS, Tier
+from drivers.camera.scene.tiers import MEDIUM, MILD, OVERHEAD, TIERS, Tier
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "config" / "table.example.toml"
 
@@ -195,6 +195,35 @@ def test_truth_totals_are_the_chips_placed_with_the_large_chips_at_the_bottom(
             assert sum(len(s) for s in entry["stacks"]) == sum(chips.values())
             assert entry["occluded"] == (box.box in truth["occluded"])
             assert entry["unsure_ok"] == bool(entry["reasons"])
+
+
+def test_a_chips_face_shows_the_configs_colour_under_the_tables_lights(cfg: CameraConfig) -> None:
+    # The config gives each chip's colour as the camera sees its face under the table's lights.
+    # Read the top chip's face of every lone stack, between its edge spots (16.5 mm out, where
+    # the design is plain clay), in clean frames.
+    tier = clean(MILD)
+    renderer = SceneRenderer(cfg, tier, 9)
+    gaps = []
+    for i in range(4):
+        frame = renderer.frame(i)
+        placed = frame_scene(cfg, tier, 9, i, renderer.model, renderer.base)
+        pose = session_pose(renderer.base, tier, 9, placed.session)
+        cam = Camera(pose, renderer.base.lens, 1280, 720)
+        for stack in placed.stacks:
+            if sum(st.box == stack.box for st in placed.stacks) != 1:
+                continue
+            top = stack.chips[-1]
+            period = 2 * math.pi / renderer.designs[top.design].spots
+            ex, ey, axis = (np.array(v) for v in top.frame)
+            face = np.array(top.bottom) + axis * renderer.model.thickness_mm
+            angles = [(k + 0.5) * period + top.turn for k in range(round(2 * math.pi / period))]
+            pts = [face + 16.5 * (math.cos(a) * ex + math.sin(a) * ey) for a in angles]
+            uv, _ = cam.project(np.array(pts))
+            seen = np.median([frame.image[round(v), round(u)][::-1] for u, v in uv], axis=0)
+            gaps.append(float(np.linalg.norm(seen - cfg.chip_by_value(top.value).colour)))
+    assert len(gaps) >= 10
+    assert float(np.median(gaps)) < 15
+    assert sum(g < 25 for g in gaps) >= 0.8 * len(gaps)
 
 
 def test_the_hand_is_in_front_of_every_chip_along_every_ray(cfg: CameraConfig) -> None:

@@ -102,8 +102,8 @@ def design(colour: tuple[int, int, int], value: int, index: int, model: ChipMode
     in_spot = rim & (np.abs(rel) < width / 2)
     face[in_spot] = spot
     face[in_spot & (np.abs(rel) < width / 8)] = stripe
-    # a thin dashed ring inside the rim, in the spot colour
-    ring = (np.abs(rho - (big_r - 7.2)) < 0.45) & (np.sin(phi * 48) > -0.2)
+    # a thin dashed ring where the rim meets the moulded clay, in the spot colour
+    ring = (np.abs(rho - (big_r - 6.3)) < 0.3) & (np.sin(phi * 48) > -0.2)
     face[ring] = np.array(spot) * 0.85 + base * 0.15
     # the inlay: a laminated print, off-white with a ring and the value in the chip's colour
     light = 0.299 * colour[0] + 0.587 * colour[1] + 0.114 * colour[2] > 165
