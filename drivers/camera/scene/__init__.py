@@ -14,8 +14,9 @@ sensor with shot and read noise, white balance with drift, the tone curve, sharp
 Modules: :mod:`.camera` (pose, lens, projection), :mod:`.lighting` (lamps, shadows),
 :mod:`.layout` (felt, print, QR codes, table, cards), :mod:`.chips` (the chip model and its
 tracing), :mod:`.hand` (hand and arm), :mod:`.tiers` (the conditions), :mod:`.sampling`
-(scenes from seeds), :mod:`.compose` (tracing and lighting a frame), :mod:`.optics` (the
-camera after the lens), :mod:`.truth` (the truth file), :mod:`.frames` (the front),
+(scenes from seeds), :mod:`.shadows` (a frame's light on the felt), :mod:`.compose` (tracing
+and lighting a frame), :mod:`.measure` (what the camera saw, for the truth), :mod:`.optics`
+(the camera after the lens), :mod:`.truth` (the truth file), :mod:`.frames` (the front),
 :mod:`.writer`, :mod:`.cli` (``floorctl chips scene``), :mod:`.sheet` (contact sheets).
 
     floorctl chips scene --config TABLE.toml --tier mild --seed 3 --count 200 --out DIR

@@ -26,8 +26,8 @@ import numpy as np
 from drivers.camera.config import CameraConfig
 from drivers.camera.scene.camera import Camera
 from drivers.camera.scene.chips import ChipModel
-from drivers.camera.scene.compose import Measured
 from drivers.camera.scene.lighting import Lighting
+from drivers.camera.scene.measure import Measured
 from drivers.camera.scene.sampling import FrameScene
 from drivers.camera.scene.tiers import Tier
 
