@@ -52,6 +52,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     detect.add_argument("--json", action="store_true", help="one JSON object per image")
     detect.set_defaults(func=_detect)
 
+    # the independent evaluation renderer (drivers/camera/scene) adds `chips scene` itself
+    from drivers.camera.scene.cli import add_parser as add_scene_parser
+
+    add_scene_parser(sub)
+
     cal = subparsers.add_parser(
         "calibrate", help="draw the located layout, boxes and wagers on a camera frame"
     )
