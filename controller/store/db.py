@@ -20,6 +20,17 @@ from sqlalchemy.exc import DBAPIError
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 DEFAULT_BUSY_TIMEOUT_MS = 250
+# libpq settings for every PostgreSQL connection: give up connecting after 5 s, and treat a
+# connection whose sent data goes unacknowledged for 5 s (or that stays silent to keepalives)
+# as lost.
+PG_CONNECT_ARGS: dict[str, int] = {
+    "connect_timeout": 5,
+    "tcp_user_timeout": 5000,
+    "keepalives": 1,
+    "keepalives_idle": 5,
+    "keepalives_interval": 2,
+    "keepalives_count": 3,
+}
 
 
 class StoreError(Exception):
@@ -28,6 +39,13 @@ class StoreError(Exception):
 
 class StoreUnavailable(StoreError):
     """The database refused a write for now (locked, disk full, connection lost)."""
+
+
+class StoreDown(StoreUnavailable):
+    """An event could not be made durable: neither the database nor the spool took it.
+
+    Nothing of it was kept by the store; the table is halted until the store is back.
+    """
 
 
 def normalize_url(url: str) -> str:
@@ -84,7 +102,9 @@ def create_engine(url: str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -
     if backend == "postgresql":
         if parsed.get_driver_name() != "psycopg":
             raise StoreError(f"database URL {url!r}: use postgresql+psycopg:// (psycopg 3)")
-        return sa.create_engine(url, pool_pre_ping=True)
+        # A floor database that vanishes must fail a write within seconds, not hang the
+        # table for TCP's minutes: the recorder then spools (see controller.store.recorder).
+        return sa.create_engine(url, pool_pre_ping=True, connect_args=dict(PG_CONNECT_ARGS))
     raise StoreError(f"database URL {url!r}: only sqlite:/// and postgresql:// are supported")
 
 
