@@ -174,7 +174,7 @@ def describe(exc: BaseException) -> str:
 def is_transient(exc: BaseException) -> bool:
     """Whether a database error means "not now" (locked, full, gone) rather than "never"."""
     if not isinstance(exc, DBAPIError):
-        return isinstance(exc, OSError)
+        return isinstance(exc, (OSError, StoreUnavailable))
     if isinstance(exc, sa.exc.IntegrityError):
         return False
     if exc.connection_invalidated:

@@ -59,10 +59,8 @@ class Writer:
             return
         try:
             conn = self.store.engine.raw_connection()
-        except sa.exc.DBAPIError:
-            raise
-        except Exception as exc:  # a pool error, not the driver's
-            raise StoreUnavailable(f"{self.store.name}: cannot connect: {exc}") from exc
+        except Exception as exc:  # the pool lets the driver's own errors through
+            raise self.store.wrap_error("connect", exc) from exc
         self._conn = conn
         self._raw = conn.driver_connection
         self._cursor = self._raw.cursor()
