@@ -37,7 +37,7 @@ from controller import logs
 from controller.engine import Applied, Table
 from controller.events import Event, ScenarioError, TableSetup, parse_event
 from controller.service.view import box_views, describe_event, flag_view, table_actions
-from controller.store.db import StoreDown
+from controller.store.db import StoreDown, StoreError
 
 log = structlog.get_logger("floorctl.service")
 
@@ -232,7 +232,7 @@ class TableService:
             return self._refuse_or_hold(body, source, str(exc))
         except Exception as exc:  # the store refused for good: nothing was applied
             reason = f"audit store: {exc}"
-            log.error("audit store refused the event", error=str(exc), event=body["type"])
+            log.error("audit store refused the event", error=str(exc), kind=body["type"])
             self.set_device("store", "fault", reason)
             return Submitted(seq=None, error=f"not recorded ({reason})")
         return self._note(recorded.seq, event, body, recorded.applied)
@@ -240,7 +240,7 @@ class TableService:
     def _refuse_or_hold(self, body: dict[str, Any], source: str, reason: str) -> Submitted:
         """The store took nothing: a shoe event is held (it happened), anything else refused."""
         if source not in KEPT_SOURCES:
-            log.error("input refused: store down", source=source, event=body["type"], reason=reason)
+            log.error("input refused: store down", source=source, kind=body["type"], reason=reason)
             return Submitted(
                 seq=None,
                 error=f"STORE DOWN: not recorded, play is halted ({reason})",
@@ -248,12 +248,12 @@ class TableService:
             )
         if len(self.held) >= MAX_HELD:
             self.held_lost += 1
-            log.critical("store down: held shoe events full, this one is lost", event=body)
+            log.critical("store down: held shoe events full, this one is lost", shoe_event=body)
         else:
             self.held.append(body)
             log.error(
                 "store down: shoe event held in memory, not recorded",
-                event=body["type"],
+                kind=body["type"],
                 card=body.get("card"),
                 held=len(self.held),
             )
@@ -276,8 +276,10 @@ class TableService:
                     recorded = self.log.record(body)
                 except StoreDown:
                     return
-                except Exception as exc:  # refused for good: the log says what it was
-                    log.error("held shoe event refused", event=body, error=str(exc))
+                except (ScenarioError, StoreError) as exc:  # refused for good
+                    log.critical(
+                        "held shoe event refused for good", shoe_event=body, error=str(exc)
+                    )
                     self.held.pop(0)
                     continue
                 self.held.pop(0)

@@ -78,9 +78,9 @@ class ShoeFeed:
                         continue
                     result = self.service.submit(obj, source="shoe")
                     if result.held:
-                        log.warning("shoe event held until the store is back", event=obj)
+                        log.warning("shoe event held until the store is back", shoe_event=obj)
                     elif not result.ok:
-                        log.error("shoe event not recorded", error=result.error, event=obj)
+                        log.error("shoe event not recorded", error=result.error, shoe_event=obj)
                 return  # stopped
             except Exception as exc:  # a bug must not take the table down: log and go on
                 log.exception("shoe feed failed; restarting the reader", error=str(exc))
