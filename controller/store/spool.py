@@ -40,18 +40,20 @@ _ZEROS = bytes(64 * 1024)
 
 def default_spool(store: Store, table_id: str, directory: Path | str | None = None) -> Path:
     """Where a table's spool lives: ``directory`` if given; else beside a SQLite database, or
-    in ``$STATE_DIRECTORY`` (systemd's) for PostgreSQL. Raises StoreError if there is none."""
+    in ``$STATE_DIRECTORY`` (systemd's) for PostgreSQL. Raises StoreError if there is none.
+
+    The name is ``<database file>.<table>.spool`` for SQLite and ``floor.<table>.spool`` for
+    PostgreSQL: it does not depend on how the database is reached, so a changed host or port
+    still finds the events spooled before (and a spool that does not continue the store's
+    chain stops the table from starting, rather than being passed over).
+    """
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in table_id)
     path = sqlite_path(store.url)
     if path is not None:
         name = path.name
         where = Path(directory) if directory is not None else path.parent
     else:
-        url = store.engine.url
-        name = "".join(
-            c if c.isalnum() or c in "-_." else "_"
-            for c in f"{url.host or 'local'}-{url.port or 5432}-{url.database or ''}"
-        )
+        name = "floor"
         env = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
         where_text = directory if directory is not None else env or None
         if where_text is None:
