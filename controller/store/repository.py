@@ -39,6 +39,8 @@ class Derived:
     settlements: list[dict[str, Any]] = field(default_factory=list)
 
     def extend(self, other: Derived) -> None:
+        if other is NO_ROWS:
+            return
         self.shoes.extend(other.shoes)
         self.rounds.extend(other.rounds)
         self.flags.extend(other.flags)
@@ -54,7 +56,7 @@ class Derived:
         self.settlements.clear()
 
 
-_NONE = Derived()  # no derived rows (never filled: shared)
+NO_ROWS = Derived()  # an event that gave no derived rows (shared, so never to be filled)
 
 
 class Store:
@@ -108,7 +110,7 @@ class Store:
         row, all in one transaction."""
         if not records:
             return
-        items = [(r, _NONE) for r in records]
+        items = [(r, NO_ROWS) for r in records]
         if derived is not None:
             items[-1] = (records[-1], derived)
         writer = self.writer()
@@ -250,7 +252,9 @@ class Store:
                 if last is not None:
                     query = query.where(table.c[seq_col] <= last)
                 query = query.order_by(*table.primary_key.columns)
-                target.extend(dict(r._mapping) for r in conn.execute(query))
+                result = conn.execute(query)
+                names = tuple(result.keys())
+                target.extend(dict(zip(names, row, strict=True)) for row in result)
         return out
 
 
