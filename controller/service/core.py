@@ -212,11 +212,12 @@ class TableService:
                 return Submitted(
                     seq=None, error="the table moved on since this screen was drawn: look again"
                 )
-            if self.held:  # what the shoe read while the store was down goes first
+            if self.held and not self.halted():  # what the shoe read meanwhile goes first
                 self._drain()
-                if self.held:
-                    return self._refuse_or_hold(body, source, self._halt_reason())
-            result = self._record(body, event, source)
+            if self.halted() or self.held:  # refused or held: the recorder is not even asked
+                result = self._refuse_or_hold(body, source, self._halt_reason())
+            else:
+                result = self._record(body, event, source)
         if result.ok:
             self._log_event(result, event.type, source, actor)
         self._notify()

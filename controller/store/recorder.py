@@ -596,6 +596,8 @@ class Recorder:
     def _deliver(self) -> None:
         """Tell ``on_status`` of a change, never while holding the recorder's lock (the
         listener may take the service's lock, which the service holds while recording)."""
+        if not self._status_dirty:  # the usual case, read without the lock (set under it)
+            return
         with self._lock:
             if not self._status_dirty:
                 return
