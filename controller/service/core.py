@@ -215,7 +215,7 @@ class TableService:
             if self.held and not self.halted():  # what the shoe read meanwhile goes first
                 self._drain()
             if self.halted() or self.held:  # refused or held: the recorder is not even asked
-                result = self._refuse_or_hold(body, source, self._halt_reason())
+                result = self._refuse_or_hold(body, source, self.halt_reason())
             else:
                 result = self._record(body, event, source)
         if result.ok:
@@ -393,7 +393,8 @@ class TableService:
         with self._side_lock:
             return self.halt is not None
 
-    def _halt_reason(self) -> str:
+    def halt_reason(self) -> str:
+        """Why inputs are refused or held now (the store's reason, or the held events)."""
         with self._side_lock:
             halt = self.halt
         if halt is not None:

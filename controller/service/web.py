@@ -287,7 +287,7 @@ def _not_open(event: Mapping[str, Any], snapshot: Mapping[str, Any]) -> str:
 
 
 def _store_down(service: TableService) -> JSONResponse:
-    reason = service.snapshot()["store"]["reason"]
+    reason = service.halt_reason()
     return _error(503, f"STORE DOWN: not recorded, play is halted ({reason})", store_down=True)
 
 

@@ -328,8 +328,7 @@ class Recorder:
                 self.writer.commit([(record, derived)])
             except IntegrityError as exc:
                 self._stale = True
-                self._broken = self._conflict_message(seq, exc)
-                raise StoreError(self._broken) from exc
+                raise StoreError(self._break(self._conflict_message(seq, exc))) from exc
             except Exception as exc:
                 if not is_transient(exc):
                     self._stale = True
@@ -351,6 +350,13 @@ class Recorder:
                 return Recorded(seq, record.hash, False, applied)
             self._seq, self._hash = seq, record.hash
             return Recorded(seq, record.hash, True, applied)
+
+    def _break(self, reason: str) -> str:
+        """An integrity fault (another writer, a row refused for good): halted until the
+        table is restarted and its log looked at."""
+        self._broken = reason
+        self._enter("down", reason)
+        return reason
 
     def _conflict_message(self, seq: int, exc: Exception) -> str:
         try:
@@ -510,8 +516,7 @@ class Recorder:
                 continue
             except Exception as exc:
                 if not is_transient(exc):
-                    self._broken = f"{self.store.name}: spooled events refused: {describe(exc)}"
-                    self._notify()
+                    self._break(f"{self.store.name}: spooled events refused: {describe(exc)}")
                     return
                 if self._state == "down" and self.spool is not None and self.spool.probe():
                     self._enter("spooling", describe(exc))
@@ -537,16 +542,14 @@ class Recorder:
         stored = {r.seq: r.hash for r in self.store.iter_records(self.table_id, after=first - 1)}
         for record, _ in self._pending:
             if record.seq in stored and stored[record.seq] != record.hash:
-                self._broken = (
+                self._break(
                     f"{self.store.name}: table {self.table_id} event {record.seq} is already "
                     "stored with another hash: is another recorder writing this table?"
                 )
-                self._notify()
                 return False
         left = [(r, d) for r, d in self._pending if r.seq not in stored]
         if len(left) == len(self._pending):
-            self._broken = f"{self.store.name}: {describe(exc)}"
-            self._notify()
+            self._break(f"{self.store.name}: {describe(exc)}")
             return False
         if self._pending[0][0].seq == 0:
             self._table_row = None
