@@ -182,3 +182,43 @@ def test_events_spooled_while_the_database_is_cut_survive_a_kill(
         again.close()
         assert verify_store(direct).ok
     assert in_database(store_pg_url) == bodies(events[1 : again.seq + 1])
+
+
+def test_twenty_tables_write_to_one_floor_database_at_once(
+    store_pg_url: str, tmp_path: Path, store_shift_events: Shift
+) -> None:
+    # Each table its own recorder (one held connection each), all opening the empty floor
+    # database and committing at the same time: every table's chain is its own, complete and
+    # verified, and no event is lost.
+    import threading
+
+    scripts = {f"T{n:02d}": store_shift_events(2, f"T{n:02d}") for n in range(20)}
+    errors: list[BaseException] = []
+    start = threading.Barrier(20)
+
+    def table(table_id: str) -> None:
+        try:
+            with Store.open(store_pg_url) as store:
+                rec = Recorder.open(
+                    store, scripts[table_id][0], spool=tmp_path / f"{table_id}.spool"
+                )
+                start.wait(timeout=60)
+                for e in scripts[table_id][1:]:
+                    assert rec.record(e).stored
+                rec.close()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=table, args=(t,)) for t in scripts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors
+    with Store.open(store_pg_url) as store:
+        assert store.table_ids() == sorted(scripts)
+        report = verify_store(store)
+        assert report.ok, report.problem
+        assert report.events == sum(len(s) for s in scripts.values())
+        for table_id, script in scripts.items():
+            assert [r.event() for r in store.records(table_id)][1:] == bodies(script[1:])

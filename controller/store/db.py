@@ -121,13 +121,24 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
+# The advisory lock PostgreSQL stores take while migrating: many tables starting at once on
+# an empty floor database must not create the schema side by side (they would block on each
+# other's catalog rows, or fail).
+MIGRATION_LOCK = 0x666C6F6F72637400  # "floorct\0"
+
+
 def migrate(engine: Engine) -> None:
     """Create or upgrade the store's schema to the newest migration."""
-    if current_revision(engine) == head_revision():
+    head = head_revision()
+    if current_revision(engine) == head:
         return
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
+            if MigrationContext.configure(conn).get_current_revision() == head:
+                return  # another process migrated it while this one waited
         config.attributes["connection"] = conn
         command.upgrade(config, "head")
 
