@@ -60,6 +60,16 @@ def store_pg_url() -> Iterator[str]:
 
 
 @pytest.fixture
+def store_spool_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A local spool directory for PostgreSQL tables, given as systemd gives it
+    (``$STATE_DIRECTORY``); SQLite tables spool beside their database file."""
+    where = tmp_path / "state"
+    where.mkdir()
+    monkeypatch.setenv("STATE_DIRECTORY", str(where))
+    return where
+
+
+@pytest.fixture
 def store_sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'store.db'}"
 

@@ -84,3 +84,14 @@ def test_watchdog_pings_at_half_the_interval_while_healthy(
 def test_a_watchdog_meant_for_another_process_is_ignored() -> None:
     env = {"NOTIFY_SOCKET": "/x", "WATCHDOG_USEC": "200000", "WATCHDOG_PID": "1"}
     assert Notifier(env).watchdog_interval is None
+
+
+def test_a_service_manager_that_does_not_read_never_stalls_the_sender(
+    notify_socket: tuple[str, socket.socket],
+) -> None:
+    # The table calls this while its inputs wait: a full socket queue drops the message.
+    path, sock = notify_socket
+    n = Notifier({"NOTIFY_SOCKET": path})
+    results = [n.status(f"status {i}") for i in range(2000)]  # (a blocking send would hang)
+    assert results[0] is True and results[-1] is False
+    assert sock.recv(4096).decode() == "STATUS=status 0"

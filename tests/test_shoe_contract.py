@@ -214,10 +214,11 @@ def start_reader(
     return harness.start()
 
 
-def expected_events(written: Sequence[Written]) -> list[type | ShoeEvent]:
+def expected_events(written: Sequence[Written]) -> list[type | ShoeEvent | int]:
     """What a reader must yield for what the simulated shoe wrote: worked out from the record
-    of each line's intent (not by parsing it), faults as misreads."""
-    out: list[type | ShoeEvent] = []
+    of each line's intent (not by parsing it), faults as misreads; a run of faulty lines with
+    no valid line between is one misread, given here as the number of lines in the run."""
+    out: list[type | ShoeEvent | int] = []
     for item in written:
         if item.kind == "card":
             assert item.card is not None
@@ -226,16 +227,22 @@ def expected_events(written: Sequence[Written]) -> list[type | ShoeEvent]:
             out.append(CutCard())
         elif item.kind == "heartbeat":
             out.append(Heartbeat)
+        elif out and isinstance(out[-1], int):
+            out[-1] += 1
         else:
-            out.append(Misread)
+            out.append(1)
     return out
 
 
-def matches(events: Sequence[ShoeEvent], expected: Sequence[type | ShoeEvent]) -> bool:
+def matches(events: Sequence[ShoeEvent], expected: Sequence[type | ShoeEvent | int]) -> bool:
     if len(events) != len(expected):
         return False
     return all(
-        isinstance(e, x) if isinstance(x, type) else e == x
+        (isinstance(e, Misread) and e.count == x)
+        if isinstance(x, int)
+        else isinstance(e, x)
+        if isinstance(x, type)
+        else e == x
         for e, x in zip(events, expected, strict=True)
     )
 
@@ -461,11 +468,14 @@ def test_a_simulated_shoe_with_faults_is_read_line_for_line_over_a_pty(
         assert matches(events, expected), list(zip(events, expected, strict=False))
         misreads = [e for e in events if isinstance(e, Misread)]
         faulty = [
-            w.data.rstrip(b"\r\n")
-            for w in written
+            (w.data.rstrip(b"\r\n"), i)
+            for i, w in enumerate(written)
             if w.kind not in ("card", "cut_card", "heartbeat")
         ]
-        assert [m.raw for m in misreads] == faulty
+        # Each run is reported with the raw bytes of its first line; no faulty line is lost.
+        firsts = [raw for n, (raw, i) in enumerate(faulty) if n == 0 or faulty[n - 1][1] != i - 1]
+        assert [m.raw for m in misreads] == firsts
+        assert sum(m.count for m in misreads) == len(faulty)
         face_up = [e for e in events if isinstance(e, CardRead) and e.face_up]
         assert face_up == [
             w.card for w in written if w.kind == "card" and w.card and w.card.face_up

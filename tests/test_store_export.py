@@ -16,6 +16,8 @@ from controller.replay import replay_dicts, replay_lines
 from controller.store.recorder import Recorder
 from controller.store.repository import Store
 
+pytestmark = pytest.mark.usefixtures("store_spool_dir")
+
 Shift = Callable[..., list[dict[str, Any]]]
 
 

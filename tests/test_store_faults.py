@@ -1,21 +1,31 @@
-"""The store locked or the disk full: events are held in order, logged, shown, never lost."""
+"""The store locked, full or without a spool: durable or refused, never lost, never reordered.
+
+A database that refuses a write sends the event to the table's spool (fsynced: still
+acknowledged); a spool that refuses too makes the event not durable: refused, not applied,
+and the recorder down until the store is back. Each case is checked against a replay of the
+events the test meant to be stored, worked out from the script, not from the recorder.
+"""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
+import pytest
 from structlog.testing import capture_logs
 
 from controller.events import parse_event
 from controller.replay import replay_dicts
+from controller.store.db import StoreDown, StoreError
 from controller.store.recorder import Recorder, StoreStatus
 from controller.store.repository import Store
+from controller.store.spool import Spool
 from controller.store.verify import verify_store
 
 Shift = Callable[..., list[dict[str, Any]]]
@@ -33,11 +43,15 @@ def locked(db: Path) -> Iterator[None]:
         conn.close()
 
 
+def bodies(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [parse_event(e).to_dict() for e in events]
+
+
 def stored_bodies(store: Store) -> list[dict[str, Any]]:
-    return [r.event() for r in store.records("T1")]
+    return [r.event() for r in store.records("T1")][1:]
 
 
-def test_a_locked_database_holds_events_in_order_and_writes_them_when_free(
+def test_a_locked_database_spools_each_event_and_writes_them_in_order_when_free(
     tmp_path: Path, store_shift_events: Shift
 ) -> None:
     db = tmp_path / "table.db"
@@ -50,25 +64,32 @@ def test_a_locked_database_holds_events_in_order_and_writes_them_when_free(
         with capture_logs() as logs, locked(db):
             held = [rec.record(e) for e in events[5:12]]
             status = rec.status()
-        assert not any(r.stored for r in held)
-        assert not status.ok and status.pending == 7 and status.spooled == 7
-        assert "locked" in status.message
+            # Durable in the spool (acknowledged), not in the database yet.
+            assert [r.seq for r in held] == list(range(5, 12))
+            assert not any(r.stored for r in held)
+            assert status.state == "spooling" and status.spooled == 7
+            assert "locked" in status.reason
+            assert rec.flush() is False  # still locked
         assert [entry["event"] for entry in logs if entry["log_level"] == "error"] == [
-            "audit store unavailable: holding events in order until it is back"
+            "audit database unavailable: events kept in the spool"
         ]
-        assert statuses[0].ok is False
-        # The table went on meanwhile: the held events were applied.
+        assert statuses[0].state == "spooling"
+        spool = tmp_path / "table.db.T1.spool"
+        assert spool.read_bytes().rstrip(b"\0").count(b"\n") == 7
+        assert stored_bodies(store) == bodies(events[1:5])
+        # The table went on meanwhile: the spooled events were applied.
         assert rec.table.result() == replay_dicts(events[:12])
-        assert rec.record(events[12]).stored
+        assert rec.flush() is True
         assert rec.status().ok and statuses[-1].ok
+        assert rec.record(events[12]).stored
         rec.close()
-        want = [parse_event(e).to_dict() for e in events[1:13]]
-        assert stored_bodies(store)[1:] == want
-        assert verify_store(store).ok
-        assert (tmp_path / "table.db.T1.spool").read_text() == ""
+        assert stored_bodies(store) == bodies(events[1:13])
+        assert verify_store(store).ok  # derived rows written with their spooled events
+        assert spool.read_bytes().strip(b"\0") == b""  # cleared, the reserve kept
+        assert spool.stat().st_size >= 1 << 20
 
 
-def test_the_retry_thread_writes_held_events_without_waiting_for_the_next(
+def test_the_retry_thread_writes_spooled_events_without_waiting_for_the_next(
     tmp_path: Path, store_shift_events: Shift
 ) -> None:
     db = tmp_path / "table.db"
@@ -76,53 +97,19 @@ def test_the_retry_thread_writes_held_events_without_waiting_for_the_next(
     with Store.open(f"sqlite:///{db}", busy_timeout_ms=20) as store:
         back = threading.Event()
         rec = Recorder.open(
-            store,
-            events[0],
-            retry_every=0.05,
-            on_status=lambda s: back.set() if s.ok else None,
+            store, events[0], retry_every=0.05, on_status=lambda s: back.set() if s.ok else None
         )
         with locked(db):
             for e in events[1:6]:
                 rec.record(e)
-            assert not rec.status().ok
-        assert back.wait(10), "the held events were not written after the lock was released"
-        assert rec.status().ok
+            assert rec.status().state == "spooling"
+        assert back.wait(10), "the spooled events were not written after the lock was released"
         assert [r.seq for r in store.records("T1")] == list(range(6))
         rec.close()
-
-
-def test_a_full_disk_holds_events_until_there_is_room(
-    tmp_path: Path, store_shift_events: Shift
-) -> None:
-    db = tmp_path / "table.db"
-    events = store_shift_events(2)
-    with Store.open(f"sqlite:///{db}") as store:
-        rec = Recorder.open(store, events[0], retry_every=None)
-        for e in events[1:4]:
-            rec.record(e)
-
-        def cap(dbapi_conn: Any, _record: Any) -> None:
-            pages = dbapi_conn.execute("PRAGMA page_count").fetchone()[0]
-            dbapi_conn.execute(f"PRAGMA max_page_count = {pages}")
-
-        sa.event.listen(store.engine, "connect", cap)
-        store.engine.dispose()
-        filler = "x" * 2000  # the longest note allowed: the free pages fill in a few events
-        results = [rec.record({**e, "note": filler}) for e in events[4:9]]
-        first_held = next(i for i, r in enumerate(results) if not r.stored)
-        # Once the disk is full, every later event is held, none stored out of order.
-        assert not any(r.stored for r in results[first_held:])
-        assert "full" in rec.status().message
-        sa.event.remove(store.engine, "connect", cap)
-        store.engine.dispose()
-        assert rec.flush()
-        assert rec.status().ok
-        rec.close()
-        assert [r.seq for r in store.records("T1")] == list(range(9))
         assert verify_store(store).ok
 
 
-def test_events_held_when_the_process_dies_are_recovered_from_the_spool(
+def test_events_spooled_when_the_process_dies_are_recovered_at_restart(
     tmp_path: Path, store_shift_events: Shift
 ) -> None:
     db = tmp_path / "table.db"
@@ -136,8 +123,8 @@ def test_events_held_when_the_process_dies_are_recovered_from_the_spool(
                 rec.record(e)
             state = rec.table.result()
         # The process dies here: the recorder is never closed or flushed.
-    assert (tmp_path / "table.db.T1.spool").read_text().count("\n") == 9
     with Store.open(f"sqlite:///{db}") as store:
+        assert verify_store(store).ok  # what the database holds verifies as it is
         assert store.head("T1") is not None and store.head("T1")[0] == 5  # type: ignore[index]
         with capture_logs() as logs:
             again = Recorder.open(store, table_id="T1", retry_every=None)
@@ -152,22 +139,152 @@ def test_events_held_when_the_process_dies_are_recovered_from_the_spool(
         assert verify_store(store).ok
 
 
-def test_events_are_kept_in_memory_when_the_spool_cannot_be_written(
+def test_without_a_spool_a_refused_event_is_not_durable_not_applied_and_play_stops(
+    tmp_path: Path, store_shift_events: Shift
+) -> None:
+    db = tmp_path / "table.db"
+    events = store_shift_events(1)
+    statuses: list[StoreStatus] = []
+    with Store.open(f"sqlite:///{db}", busy_timeout_ms=20) as store:
+        rec = Recorder.open(
+            store, events[0], spool=None, retry_every=None, on_status=statuses.append
+        )
+        for e in events[1:6]:
+            rec.record(e)
+        before = replay_dicts(events[:6])
+        with locked(db):
+            with pytest.raises(StoreDown, match="locked"):
+                rec.record(events[6])  # applied, its commit refused: taken back
+            assert rec.seq == 5
+            with pytest.raises(StoreDown):
+                rec.record(events[6])  # refused at once while down
+            assert rec.status().halted and statuses[-1].halted
+            assert rec.flush() is False
+        assert rec.table.result() == before  # the refused event left no trace
+        assert rec.flush() is True
+        assert rec.status().ok and statuses[-1].ok
+        for e in events[6:]:
+            assert rec.record(e).stored
+        rec.close()
+        assert stored_bodies(store) == bodies(events[1:])
+        assert rec.table.result() == replay_dicts(events)
+        assert verify_store(store).ok
+
+
+def test_a_second_table_line_for_a_new_table_that_cannot_be_stored_refuses_to_start(
+    tmp_path: Path,
+) -> None:
+    line = {"type": "table", "game": "pontoon-nz-2000", "table_id": "T1", "boxes": 7}
+    line |= {"min_bet": 5, "max_bet": 1000}
+    db = tmp_path / "table.db"
+    with Store.open(f"sqlite:///{db}", busy_timeout_ms=20) as store, locked(db):
+        with pytest.raises(StoreDown, match="cannot start"):
+            Recorder.open(store, line, spool=None, retry_every=None)
+        rec = Recorder.open(store, line, retry_every=None)  # with a spool it can
+        assert rec.status().state == "spooling" and rec.seq == 0
+        rec.close()
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """An 8 MiB tmpfs mounted for the test (root only: the test says so otherwise)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a small tmpfs (a full disk)")
+    where = tmp_path / "disk"
+    where.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(where)], check=True)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def fill(directory: Path) -> Path:
+    """Fill a filesystem to the last byte; returns the filler file."""
+    filler = directory / "filler"
+    with open(filler, "wb", buffering=0) as fh:
+        for size in (1 << 16, 4096, 512, 64, 1):
+            try:
+                while fh.write(b"\xff" * size):
+                    pass
+            except OSError:
+                pass
+    return filler
+
+
+def test_a_full_disk_spools_into_the_reserve_then_refuses_and_recovers_in_order(
+    tiny_disk: Path, store_shift_events: Shift
+) -> None:
+    db = tiny_disk / "table.db"
+    events = store_shift_events(8)
+    statuses: list[StoreStatus] = []
+    with Store.open(f"sqlite:///{db}") as store:
+        rec = Recorder.open(
+            store, events[0], retry_every=None, spool_reserve=4096, on_status=statuses.append
+        )
+        for e in events[1:4]:
+            assert rec.record(e).stored
+        filler = fill(tiny_disk)
+        acked: list[int] = []
+        refused_at = None
+        for index, e in enumerate(events[4:], start=4):
+            try:
+                done = rec.record({**e, "note": "x" * 200})
+            except StoreDown as exc:
+                refused_at = index
+                assert "full" in str(exc) or "space" in str(exc)
+                break
+            acked.append(done.seq)
+        assert refused_at is not None, "the spool's reserve never ran out"
+        assert acked, "the reserve took nothing"
+        assert rec.status().halted and "spool" in rec.status().reason
+        state = rec.table.result()
+        assert state == replay_dicts([*events[:4], *events[4:refused_at]])
+        with pytest.raises(StoreDown):
+            rec.record(events[refused_at])
+        filler.unlink()
+        assert rec.flush() is True
+        assert statuses[-1].ok
+        for e in events[refused_at : refused_at + 5]:
+            assert rec.record(e).stored
+        rec.close()
+        want = [*events[1:4], *({**e, "note": "x" * 200} for e in events[4:refused_at])]
+        want += events[refused_at : refused_at + 5]
+        assert stored_bodies(store) == bodies(want)
+        assert verify_store(store).ok
+
+
+def test_a_spool_refuses_damage_but_drops_a_torn_last_line(
     tmp_path: Path, store_shift_events: Shift
 ) -> None:
     db = tmp_path / "table.db"
     events = store_shift_events(1)
     with Store.open(f"sqlite:///{db}", busy_timeout_ms=20) as store:
-        rec = Recorder.open(store, events[0], spool=tmp_path / "gone" / "spool", retry_every=None)
+        rec = Recorder.open(store, events[0], retry_every=None)
         with locked(db):
-            for e in events[1:8]:
+            for e in events[1:5]:
                 rec.record(e)
-            status = rec.status()
-        assert status.pending == 7 and status.spooled == 0
-        assert "memory only" in status.message
-        assert rec.flush()
-        rec.close()
-        assert stored_bodies(store)[1:] == [parse_event(e).to_dict() for e in events[1:8]]
+    spool = tmp_path / "table.db.T1.spool"
+    text = spool.read_bytes().rstrip(b"\0")
+    lines = text.split(b"\n")[:-1]
+    assert len(lines) == 4
+    # A crash in the middle of writing the fifth line: never acknowledged, dropped.
+    with open(spool, "r+b") as fh:
+        fh.seek(len(text))
+        fh.write(lines[0][:40])
+    opened, records = Spool.open(spool, "T1")
+    opened.close()
+    assert [r.seq for r in records] == [1, 2, 3, 4]
+    assert spool.read_bytes().rstrip(b"\0") == text  # the torn bytes zeroed
+    # A line changed before the end is damage: the table refuses to start on it.
+    damaged = text.replace(lines[1], lines[1][:-5] + b"#####", 1)
+    spool.write_bytes(damaged)
+    with Store.open(f"sqlite:///{db}") as store, pytest.raises(StoreError, match="line 2"):
+        Recorder.open(store, table_id="T1", retry_every=None)
+    spool.write_bytes(text.replace(b'"seq": 3', b'"seq": 7', 1))
+    broken = pytest.raises(StoreError, match="does not continue")
+    with Store.open(f"sqlite:///{db}") as store, broken:
+        Recorder.open(store, table_id="T1", retry_every=None)
 
 
 def test_the_status_listener_is_called_without_the_recorders_lock_held(
@@ -177,7 +294,7 @@ def test_the_status_listener_is_called_without_the_recorders_lock_held(
     # a listener called under the recorder's lock (from the retry thread) could deadlock.
     db = tmp_path / "table.db"
     events = store_shift_events(1)
-    calls: list[tuple[bool, bool]] = []  # (status ok, recorder lock free)
+    calls: list[tuple[str, bool]] = []  # (state, recorder lock free)
     with Store.open(f"sqlite:///{db}", busy_timeout_ms=20) as store:
         holder: list[Recorder] = []
 
@@ -193,17 +310,16 @@ def test_the_status_listener_is_called_without_the_recorders_lock_held(
             t = threading.Thread(target=probe)
             t.start()
             t.join()
-            calls.append((status.ok, free[0]))
+            calls.append((status.state, free[0]))
 
         rec = Recorder.open(store, events[0], retry_every=0.05, on_status=listener)
         holder.append(rec)
         with locked(db):
             rec.record(events[1])
-        deadline = threading.Event()
         for _ in range(200):
-            if calls and calls[-1][0]:
+            if calls and calls[-1][0] == "ok":
                 break
-            deadline.wait(0.05)
+            threading.Event().wait(0.05)
         rec.close()
-    assert [ok for ok, _ in calls] == [False, True]
+    assert [state for state, _ in calls] == ["spooling", "ok"]
     assert all(free for _, free in calls)

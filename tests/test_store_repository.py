@@ -77,9 +77,9 @@ def test_the_database_refuses_to_change_or_delete_stored_rows(
     with Store.open(store_url) as store:
         records = sample_records()
         store.append(records[:1], table_row_for(SETUP, T0))
-        store.append(records[1:])
-        store.insert_derived(
-            Derived(
+        store.append(
+            records[1:],
+            derived=Derived(
                 flags=[
                     {
                         "table_id": "T9",
@@ -106,7 +106,7 @@ def test_the_database_refuses_to_change_or_delete_stored_rows(
                         "net": "-10",
                     }
                 ],
-            )
+            ),
         )
         with pytest.raises(DBAPIError, match="append-only"), store.engine.begin() as conn:
             conn.execute(sa.text(statement))
@@ -151,19 +151,31 @@ def test_tables_keep_separate_sequences(store_url: str) -> None:
         assert store.records("T9", after=2) == a[3:]
 
 
-def test_derived_rows_already_stored_are_left_alone(store_url: str) -> None:
+def test_an_event_and_its_derived_rows_commit_together_or_not_at_all(store_url: str) -> None:
+    # A derived row that cannot be stored takes its event with it: the store never holds an
+    # event without the rows that follow from it.
     with Store.open(store_url) as store:
-        row = {
+        records = sample_records()
+        shoe = {
             "table_id": "T9",
-            "seq": 2,
+            "seq": 1,
             "kind": "shuffle",
             "decks": 6,
             "cut_card": 200,
             "deck_serials": None,
         }
-        store.insert_derived(Derived(shoes=[row]))
-        store.insert_derived(Derived(shoes=[{**row, "cut_card": 50}]))
-        assert store.derived("T9").shoes == [row]
+        store.append(records[:1], table_row_for(SETUP, T0))
+        store.append(records[1:2], derived=Derived(shoes=[shoe]))
+        with pytest.raises(IntegrityError):
+            store.append(records[2:3], derived=Derived(shoes=[shoe]))  # the same key again
+        assert store.head("T9") == (1, records[1].hash)
+        assert store.derived("T9").shoes == [shoe]
+        writer = store.writer()
+        try:  # the writer's held connection is still good after the refusal
+            writer.commit([(records[2], Derived())])
+        finally:
+            writer.close()
+        assert store.head("T9") == (2, records[2].hash)
 
 
 def test_a_bad_url_is_refused_with_its_name(tmp_path: Any) -> None:

@@ -17,6 +17,8 @@ from controller.store.repository import Store
 from controller.store.ship import ShipRefused, ship
 from controller.store.verify import verify_store
 
+pytestmark = pytest.mark.usefixtures("store_spool_dir")
+
 Shift = Callable[..., list[dict[str, Any]]]
 
 
@@ -133,20 +135,19 @@ def test_the_floor_refuses_changes_too(
                 conn.exec_driver_sql(statement)
 
 
-def test_ship_does_not_wait_for_the_last_events_settlement_being_written(
+def test_ship_refuses_a_source_whose_settlement_was_deleted(
     store_sqlite_url: str, store_pg_url: str, store_shift_events: Shift
 ) -> None:
-    # A recorder appends an event, then writes its settlement: a shipment in between sees
-    # the event without it. The floor still gets the settlement (from the replay).
+    # An event and its settlement are committed together, so a settled event without its
+    # settlement rows is tampering, whatever the moment: nothing is shipped.
     events = store_shift_events(1)
     record_scenario(store_sqlite_url, events)
     with Store.open(store_sqlite_url) as src, src.engine.begin() as conn:
         conn.exec_driver_sql("DROP TRIGGER settlements_no_delete")
-        conn.exec_driver_sql("DROP TRIGGER rounds_no_delete")
         conn.exec_driver_sql("DELETE FROM settlements")
-        conn.exec_driver_sql("DELETE FROM rounds")
     with Store.open(store_sqlite_url) as src, Store.open(store_pg_url) as dst:
-        assert not verify_store(src).ok  # strict verify names the missing settlement
-        ship(src, dst)
-        assert verify_store(dst).ok
-        assert len(dst.derived("T1").settlements) == 2
+        with pytest.raises(ShipRefused, match="settlement") as refused:
+            ship(src, dst)
+        assert refused.value.problem is not None
+        assert refused.value.problem.kind == "settlement"
+        assert dst.head("T1") is None

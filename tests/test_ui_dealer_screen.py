@@ -54,12 +54,21 @@ PIN = "2468"
 class LiveTable:
     """The table service with a simulated shoe on a pty, serving on an ephemeral port."""
 
-    def __init__(self, tmp: Path, *, seed: int, faults: str = "", max_attempts: int = 5) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        *,
+        seed: int,
+        faults: str = "",
+        max_attempts: int = 5,
+        spool: bool = True,
+    ) -> None:
         self.table: Table = open_table(
             TABLE_LINE,
             f"sqlite:///{tmp / 'audit.db'}",
             {"jsmith": hash_pin(PIN, iterations=1000)},
             pin_max_attempts=max_attempts,
+            spool=spool,
         )
         self.service = self.table.service
         self.pty = PtyPair()

@@ -30,6 +30,7 @@ from controller.service.sdnotify import Notifier, WatchdogPinger
 from controller.service.web import Heartbeat, create_app
 from controller.store.recorder import Recorder
 from controller.store.repository import Store
+from controller.store.spool import DEFAULT_RESERVE
 from drivers.shoe.transport import Transport
 
 log = structlog.get_logger("floorctl.run")
@@ -69,16 +70,26 @@ def open_table(
     pin_max_attempts: int = 5,
     pin_lockout_seconds: float = 60.0,
     session_seconds: float = 120.0,
+    spool_dir: str | None = None,
+    spool: bool = True,
+    spool_reserve: int = DEFAULT_RESERVE,
 ) -> Table:
-    """Open the store, restore (or start) the table, and build its service."""
+    """Open the store, restore (or start) the table, and build its service.
+
+    The table's spool goes in ``spool_dir`` (default: beside a SQLite database, or systemd's
+    ``$STATE_DIRECTORY`` for PostgreSQL); ``spool=False`` runs without one (tests).
+    """
     from controller.store.db import StoreError
+    from controller.store.spool import default_spool
 
     try:
         store = Store.open(store_url)
     except Exception as exc:
         raise StartError(f"audit store {store_url}: cannot open: {exc}") from exc
     try:
-        recorder = Recorder.open(store, table_line)
+        table_id = str(table_line.get("table_id"))
+        where = default_spool(store, table_id, spool_dir) if spool else None
+        recorder = Recorder.open(store, table_line, spool=where, spool_reserve=spool_reserve)
     except (StoreError, ValueError) as exc:
         store.close()
         raise StartError(f"audit store {store.name}: {exc}") from exc
@@ -103,6 +114,8 @@ def build_from_config(cfg: ServiceConfig, *, shoe_port: Transport | None = None)
         pin_max_attempts=cfg.ui.pin_max_attempts,
         pin_lockout_seconds=cfg.ui.pin_lockout_seconds,
         session_seconds=cfg.ui.supervisor_session_seconds,
+        spool_dir=cfg.store.spool_dir,
+        spool_reserve=cfg.store.spool_reserve_kib * 1024,
     )
     try:
         _attach_devices(table, cfg, shoe_port)
@@ -125,6 +138,8 @@ def _attach_devices(table: Table, cfg: ServiceConfig, shoe_port: Transport | Non
             baudrate=cfg.shoe.baudrate,
             silence_timeout=cfg.shoe.heartbeat_timeout or None,
             reconnect_max=cfg.shoe.reconnect_seconds,
+            noise_misreads=cfg.shoe.noise_misreads,
+            noise_window=cfg.shoe.noise_window,
         )
         feed.start()
         table.stoppers.append(feed.stop)
@@ -227,12 +242,17 @@ def _publish_url(host: str, port: int) -> None:
 
 
 def status_line(service: TableService, url: str) -> str:
-    """One line for systemd's STATUS=: the table, its screen, and any device at fault."""
+    """One line for systemd's STATUS=: the table, its screen, and any device at fault;
+    STORE DOWN first when play is halted."""
+    devices = service.device_states()
     faults = [
         f"{name} fault: {info['reason']}"
-        for name, info in service.device_states().items()
+        for name, info in devices.items()
         if info["state"] == "fault"
     ]
+    store = devices.get("store", {})
+    if store.get("state") == "down":
+        faults.insert(0, f"STORE DOWN, play halted: {store.get('reason', '')}")
     return "; ".join([f"table {service.setup.table_id}: dealer screen on {url}", *faults])
 
 

@@ -64,6 +64,8 @@ class ShoeConfig:
     baudrate: int = 9600
     heartbeat_timeout: float = 3.0
     reconnect_seconds: float = 2.0
+    noise_misreads: int = 5  # more misreads than this within noise_window: "line noise"
+    noise_window: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ class UiConfig:
 @dataclass(frozen=True)
 class StoreConfig:
     url: str = "sqlite:///floorctl.db"
+    spool_dir: str | None = None  # the local spool's directory (default: beside SQLite)
+    spool_reserve_kib: int = 1024  # kept allocated in the spool for a full disk
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,13 @@ def _shoe_url(v: Any) -> str | None:
     return _str(v)
 
 
+def _directory(v: Any) -> str:
+    text = _str(v)
+    if not Path(text).is_absolute():
+        raise ValueError("not an absolute directory path")
+    return text
+
+
 def _store_url(v: Any) -> str:
     text = _str(v)
     if not text.startswith(("sqlite:", "postgresql:", "postgresql+psycopg:", "postgres:")):
@@ -180,6 +191,8 @@ _SHOE: Spec = {
     "baudrate": (_int_range(300, 921_600, "a baud rate"), 9600),
     "heartbeat_timeout": (_heartbeat, 3.0),
     "reconnect_seconds": (_seconds(0.1, 600), 2.0),
+    "noise_misreads": (_int_range(1, 10_000, "a number of misreads"), 5),
+    "noise_window": (_seconds(0.5, 3600), 10.0),
 }
 _UI: Spec = {
     "host": (_host, "127.0.0.1"),
@@ -188,7 +201,11 @@ _UI: Spec = {
     "pin_lockout_seconds": (_seconds(1, 86_400), 60.0),
     "supervisor_session_seconds": (_seconds(10, 3600), 120.0),
 }
-_STORE: Spec = {"url": (_store_url, _MISSING)}
+_STORE: Spec = {
+    "url": (_store_url, _MISSING),
+    "spool_dir": (_directory, None),
+    "spool_reserve_kib": (_int_range(16, 1 << 20, "a size in KiB"), 1024),
+}
 _LOG: Spec = {"level": (_level, "info")}
 _TABLE_KEYS = ("table_id", "game", "boxes", "decks", "min_bet", "max_bet", "rules")
 # Keys of [table] that configure the service and are not part of the table line.

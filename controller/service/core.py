@@ -5,9 +5,16 @@ camera's thread and the dealer's screen (web requests); each goes through :meth:
 
 1. checked by the engine's parser (a malformed input is refused, never recorded);
 2. stamped with the time, its source and (for supervisor actions) the actor;
-3. appended to the audit log (durably, before it is applied);
-4. applied to the round engine, which answers with flags and settlements;
-5. announced to every listener (the dealer's screens) as a fresh snapshot.
+3. recorded by the audit store: applied to the round engine and made durable, or refused;
+4. announced to every listener (the dealer's screens) as a fresh snapshot.
+
+**Store down.** An input is acknowledged only once it is durable. When the audit store can
+take nothing (its database and its spool both refuse), the table is *halted*: every tap and
+supervisor action is refused with the reason, and an event from the shoe — a card that has
+physically left it — is *held*: kept in memory, in order, not applied, and shown on the
+screen as not recorded. Once the store is back the held events are recorded in order and play
+resumes by itself. Held events live in memory only: if the process dies meanwhile they are
+lost, which is why the screen lists them for the dealer to note.
 
 Nothing here knows the rules: what is due, what is allowed and what is flagged all come from
 ``controller.engine``. This module only keeps what the screen needs beside the engine's own
@@ -18,7 +25,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -30,10 +37,18 @@ from controller import logs
 from controller.engine import Applied, Table
 from controller.events import Event, ScenarioError, TableSetup, parse_event
 from controller.service.view import box_views, describe_event, flag_view, table_actions
+from controller.store.db import StoreDown, StoreError
 
 log = structlog.get_logger("floorctl.service")
 
 Listener = Callable[[], None]
+
+# Misreads awaiting a supervisor's correction that the screen lists (the oldest go first).
+MAX_MISREADS = 20
+# Shoe events kept in memory while the store is down (more than a whole shoe).
+MAX_HELD = 1000
+# Sources whose events happened whether or not the store takes them (kept while it is down).
+KEPT_SOURCES = frozenset({"shoe"})
 
 
 class Recorded(Protocol):
@@ -57,11 +72,12 @@ class EventLog(Protocol):
     def seq(self) -> int: ...
 
     def record(self, event: Mapping[str, Any]) -> Recorded:
-        """Record one event and apply it; raises ScenarioError if malformed."""
+        """Record one event durably and apply it; raises ScenarioError if malformed and
+        ``StoreDown`` if it could not be made durable (then it is not applied)."""
         ...
 
-    def history(self) -> list[tuple[int, dict[str, Any]]]:
-        """Every recorded event after the table line, as (sequence, event)."""
+    def history(self, after: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
+        """The recorded events after sequence ``after``, as (sequence, event)."""
         ...
 
     def close(self) -> None: ...
@@ -84,6 +100,8 @@ class Submitted:
     flags: list[dict[str, Any]] = field(default_factory=list)
     settled: dict[str, Any] | None = None
     error: str | None = None
+    store_down: bool = False  # refused because the audit store can take nothing now
+    held: bool = False  # not recorded yet, kept in memory until the store is back
 
     @property
     def ok(self) -> bool:
@@ -105,8 +123,7 @@ class TableService:
         clock: Callable[[], str] = now_iso,
     ) -> None:
         self.log = event_log
-        self.table = event_log.table
-        self.setup: TableSetup = self.table.setup
+        self.setup: TableSetup = event_log.table.setup
         self.supervisors = supervisors
         self.clock = clock
         self._lock = threading.RLock()  # inputs and snapshots: one writer at a time
@@ -118,16 +135,27 @@ class TableService:
         self.devices: dict[str, DeviceState] = {}
         self.seen: dict[int, dict[str, Any]] = {}  # box -> the camera's latest stable wager
         self.misreads: dict[int, dict[str, Any]] = {}  # seq -> misread awaiting correction
+        self.misreads_dropped = 0  # older misreads no longer listed (still in the audit log)
+        self.halt: dict[str, Any] | None = None  # the store is down: why, since when
+        self.held: list[dict[str, Any]] = []  # shoe events kept while the store is down
+        self.held_lost = 0  # shoe events beyond MAX_HELD (logged, not kept)
+        self._draining = False
         self.flags: deque[dict[str, Any]] = deque(maxlen=60)
         self.recent: deque[dict[str, Any]] = deque(maxlen=40)
         self.last_round: dict[str, Any] | None = None
         self.seq = event_log.seq
         self.shoe_seq: int | None = None
         self._restore(event_log.history())
+        self.seq = event_log.seq
         logs.bind_table(table=self.setup.table_id)
         self._bind_ids()
 
-    def _restore(self, history: list[tuple[int, dict[str, Any]]]) -> None:
+    @property
+    def table(self) -> Table:
+        """The round engine's table (the recorder's: it may rebuild it after a store fault)."""
+        return self.log.table
+
+    def _restore(self, history: Iterator[tuple[int, dict[str, Any]]]) -> None:
         """After a restart: what the screen shows beside the engine, from the stored events."""
         table = self.table
         live = table.current_round
@@ -137,11 +165,7 @@ class TableService:
         for seq, record in history:
             kind = record.get("type")
             if kind == "misread":
-                self.misreads[seq] = {
-                    "seq": seq,
-                    "raw": record.get("raw", ""),
-                    "round": round_of_seq.get(seq),
-                }
+                self._add_misread(seq, record, round_of_seq.get(seq))
             correction = record.get("correction_of")
             if isinstance(correction, int):
                 self.misreads.pop(correction, None)
@@ -149,7 +173,6 @@ class TableService:
                 self.shoe_seq = seq
             if kind == "wager_seen" and isinstance(record.get("box"), int):
                 self.seen[record["box"]] = {"amount": str(record.get("amount")), "confidence": None}
-        for seq, record in history[-self.recent.maxlen if self.recent.maxlen else 0 :]:
             self.recent.append(_recent(seq, record))
         words = self.setup.rules.words
         earlier = [f for r in table.rounds[-2:] for f in r.flags]
@@ -189,26 +212,107 @@ class TableService:
                 return Submitted(
                     seq=None, error="the table moved on since this screen was drawn: look again"
                 )
-            try:
-                recorded = self.log.record(body)
-            except ScenarioError as exc:
-                return Submitted(seq=None, error=str(exc))
-            except Exception as exc:  # the store refused for good: nothing was applied
-                reason = f"audit store: {exc}"
-                log.error("audit store refused the event", error=str(exc), event=body["type"])
-                self.set_device("store", "fault", reason)
-                return Submitted(seq=None, error=f"not recorded ({reason})")
-            result = self._note(recorded.seq, event, body, recorded.applied)
+            if self.held and not self.halted():  # what the shoe read meanwhile goes first
+                self._drain()
+            if self.halted() or self.held:  # refused or held: the recorder is not even asked
+                result = self._refuse_or_hold(body, source, self.halt_reason())
+            else:
+                result = self._record(body, event, source)
+        if result.ok:
+            self._log_event(result, event.type, source, actor)
+        self._notify()
+        return result
+
+    def _record(self, body: dict[str, Any], event: Event, source: str) -> Submitted:
+        """Record one checked input (the service's lock held)."""
+        try:
+            recorded = self.log.record(body)
+        except ScenarioError as exc:
+            return Submitted(seq=None, error=str(exc))
+        except StoreDown as exc:
+            return self._refuse_or_hold(body, source, str(exc))
+        except Exception as exc:  # the store refused for good: nothing was applied
+            reason = f"audit store: {exc}"
+            log.error("audit store refused the event", error=str(exc), kind=body["type"])
+            self.set_device("store", "fault", reason)
+            return Submitted(seq=None, error=f"not recorded ({reason})")
+        return self._note(recorded.seq, event, body, recorded.applied)
+
+    def _refuse_or_hold(self, body: dict[str, Any], source: str, reason: str) -> Submitted:
+        """The store took nothing: a shoe event is held (it happened), anything else refused."""
+        if source not in KEPT_SOURCES:
+            log.error("input refused: store down", source=source, kind=body["type"], reason=reason)
+            return Submitted(
+                seq=None,
+                error=f"STORE DOWN: not recorded, play is halted ({reason})",
+                store_down=True,
+            )
+        if len(self.held) >= MAX_HELD:
+            self.held_lost += 1
+            log.critical("store down: held shoe events full, this one is lost", shoe_event=body)
+        else:
+            self.held.append(body)
+            log.error(
+                "store down: shoe event held in memory, not recorded",
+                kind=body["type"],
+                card=body.get("card"),
+                held=len(self.held),
+            )
+        return Submitted(
+            seq=None,
+            error=f"STORE DOWN: held in memory, not recorded yet ({reason})",
+            store_down=True,
+            held=True,
+        )
+
+    def _drain(self) -> None:
+        """Record the held shoe events, in order, while the store takes them (lock held)."""
+        if self._draining:
+            return
+        self._draining = True
+        try:
+            while self.held:
+                body = self.held[0]
+                try:
+                    recorded = self.log.record(body)
+                except StoreDown:
+                    return
+                except (ScenarioError, StoreError) as exc:  # refused for good
+                    log.critical(
+                        "held shoe event refused for good", shoe_event=body, error=str(exc)
+                    )
+                    self.held.pop(0)
+                    continue
+                self.held.pop(0)
+                event = parse_event(body)
+                result = self._note(recorded.seq, event, body, recorded.applied)
+                self._log_event(result, event.type, "shoe", None, held=True)
+        finally:
+            self._draining = False
+
+    def _log_event(
+        self, result: Submitted, kind: str, source: str, actor: str | None, *, held: bool = False
+    ) -> None:
         log.info(
             "event",
             seq=result.seq,
-            type=event.type,
+            type=kind,
             source=source,
             **({"actor": actor} if actor else {}),
+            **({"held": True} if held else {}),
             flags=[f["rule"] for f in result.flags],
         )
-        self._notify()
-        return result
+
+    def _add_misread(self, seq: int, record: Mapping[str, Any], rnd: int | None) -> None:
+        self.misreads[seq] = {
+            "seq": seq,
+            "raw": record.get("raw", ""),
+            "note": record.get("note"),
+            "round": rnd,
+        }
+        while len(self.misreads) > MAX_MISREADS:
+            del self.misreads[min(self.misreads)]
+            self.misreads_dropped += 1
 
     def _note(
         self, seq: int, event: Event, record: Mapping[str, Any], applied: Applied
@@ -219,11 +323,7 @@ class TableService:
         self.flags.extend(flags)
         if event.type == "misread":
             rnd = self.table.current_round
-            self.misreads[seq] = {
-                "seq": seq,
-                "raw": event.raw or "",
-                "round": rnd.number if rnd is not None else None,
-            }
+            self._add_misread(seq, record, rnd.number if rnd is not None else None)
         correction = record.get("correction_of")
         if isinstance(correction, int):
             self.misreads.pop(correction, None)
@@ -248,12 +348,58 @@ class TableService:
     # ----- devices ----------------------------------------------------------------------
 
     def store_status(self, status: Any) -> None:
-        """The recorder's status callback: the audit store's health on the screen."""
+        """The recorder's status callback: the audit store's health on the screen; when the
+        store is back, the held shoe events are recorded (in a thread of their own, as this
+        may be called while the recorder is busy)."""
         info = status.to_dict()
+        state = str(info.get("state", "down"))
         reason = str(info.get("reason") or "")
-        if info.get("pending"):
-            reason += f" ({info['pending']} events held, {info.get('spooled', 0)} spooled)"
-        self.set_device("store", str(info.get("state", "fault")), reason)
+        if state == "down":
+            with self._side_lock:
+                first = self.halt is None
+                self.halt = {"reason": reason, "since": info.get("since")}
+            self.set_device("store", "down", reason, notify=False)
+            if first:
+                log.critical(
+                    "STORE DOWN: play halted; taps refused, shoe events held", reason=reason
+                )
+        else:
+            with self._side_lock:
+                was = self.halt
+                self.halt = None
+            if state == "spooling":
+                spooled = info.get("spooled", 0)
+                reason = f"database unavailable ({reason}): {spooled} events safe in the spool"
+                self.set_device("store", "fault", reason, notify=False)
+            else:
+                self.set_device("store", "ok", notify=False)
+            if was is not None:
+                log.warning("audit store back: play resumes", held=len(self.held))
+            if self.held or self.log.seq != self.seq:
+                threading.Thread(target=self._resume, name="store-resume", daemon=True).start()
+        self._notify()
+
+    def _resume(self) -> None:
+        with self._lock:
+            if self.log.seq != self.seq:
+                # Events the recorder found stored after all (a commit whose answer was lost).
+                for seq, record in self.log.history(after=self.seq):
+                    self._note(seq, parse_event(record), record, Applied())
+                self.seq = self.log.seq
+            self._drain()
+        self._notify()
+
+    def halted(self) -> bool:
+        with self._side_lock:
+            return self.halt is not None
+
+    def halt_reason(self) -> str:
+        """Why inputs are refused or held now (the store's reason, or the held events)."""
+        with self._side_lock:
+            halt = self.halt
+        if halt is not None:
+            return str(halt["reason"])
+        return f"{len(self.held)} shoe events waiting to be recorded"
 
     def set_device(self, name: str, state: str, reason: str = "", *, notify: bool = True) -> None:
         with self._side_lock:
@@ -362,10 +508,27 @@ class TableService:
                 "flags": flags,
                 "last_round": self.last_round,
                 "devices": self.device_states(),
+                "store": self._store_view(),
                 "misreads": sorted(self.misreads.values(), key=lambda m: m["seq"]),
+                "misreads_dropped": self.misreads_dropped,
                 "recent": list(self.recent),
                 "supervisors": list(self.supervisors),
             }
+
+    def _store_view(self) -> dict[str, Any]:
+        """What the screen's STORE DOWN panel shows (the service's lock held)."""
+        with self._side_lock:
+            halt = dict(self.halt) if self.halt is not None else None
+        return {
+            "halted": halt is not None or bool(self.held),
+            "reason": (halt or {}).get("reason") or "",
+            "since": (halt or {}).get("since"),
+            "held": [
+                {"type": b.get("type"), "text": describe_event(b), "time": b.get("time")}
+                for b in self.held
+            ],
+            "held_lost": self.held_lost,
+        }
 
     def device(self, name: str) -> DeviceState:
         with self._side_lock:

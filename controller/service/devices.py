@@ -1,7 +1,9 @@
 """The devices, wired to the table service: each runs in its own thread and never crashes it.
 
 The shoe reader's events go through the shoe driver's own bridge (`to_engine_event`), so the
-service holds no second parser; its status (connecting, connected, fault) goes to the screen.
+service holds no second parser; its status (connecting, connected, fault, line noise) goes to
+the screen. A shoe event is accepted once the audit store holds it durably; while the store is
+down the service holds it in memory (the card has left the shoe) and records it later.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ class ShoeFeed:
         baudrate: int = 9600,
         silence_timeout: float | None = 3.0,
         reconnect_max: float = 5.0,
+        noise_misreads: int = 5,
+        noise_window: float = 10.0,
     ) -> None:
         self.service = service
         self.reader = ShoeReader(
@@ -44,6 +48,8 @@ class ShoeFeed:
             silence_timeout=silence_timeout,
             backoff=Backoff(maximum=reconnect_max),
             on_status=self._status,
+            noise_misreads=noise_misreads,
+            noise_window=noise_window,
         )
         self._thread: threading.Thread | None = None
         service.set_device("shoe", "connecting", self.reader.url)
@@ -71,8 +77,10 @@ class ShoeFeed:
                     if obj is None:
                         continue
                     result = self.service.submit(obj, source="shoe")
-                    if not result.ok:
-                        log.error("shoe event not recorded", error=result.error, event=obj)
+                    if result.held:
+                        log.warning("shoe event held until the store is back", shoe_event=obj)
+                    elif not result.ok:
+                        log.error("shoe event not recorded", error=result.error, shoe_event=obj)
                 return  # stopped
             except Exception as exc:  # a bug must not take the table down: log and go on
                 log.exception("shoe feed failed; restarting the reader", error=str(exc))

@@ -1,7 +1,7 @@
 """systemd's notify protocol, spoken by hand: one datagram per message to $NOTIFY_SOCKET.
 
 Outside systemd (no NOTIFY_SOCKET) every call is a no-op, so the same code runs in a
-terminal, in tests and under `Type=notify`.
+terminal, in tests and under `Type=notify`. Sending never blocks.
 """
 
 from __future__ import annotations
@@ -39,7 +39,10 @@ class Notifier:
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
                 sock.connect(target)
-                sock.sendall(payload)
+                # Never wait: a service manager slow to read must not stall the table (this
+                # is called while the table's inputs wait). A message it has no room for is
+                # dropped and logged; the next status or ping follows soon.
+                sock.send(payload, socket.MSG_DONTWAIT)
         except OSError as exc:
             log.warning("sd_notify failed", socket=self.address, error=str(exc))
             return False

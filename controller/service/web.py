@@ -10,9 +10,11 @@
 
 A dealer's tap is accepted only if it is one of the decisions (or announcements) open at that
 moment and the screen was showing the latest state; anything else is refused with the reason,
-so a late or doubled tap never reaches the audit log. Supervisor actions (void, reshuffle the
-discards, correct a misread, a card or a wager entered by hand) need a session opened with a
-supervisor PIN; they are recorded naming the supervisor as `actor`.
+so a late or doubled tap never reaches the audit log. A tap is answered 200 only once it is
+durable; while the audit store is down (STORE DOWN) every tap is refused with 503 and why.
+Supervisor actions (void, reshuffle the discards, correct a misread, a card or a wager entered
+by hand) need a session opened with a supervisor PIN; they are recorded naming the supervisor
+as `actor`.
 """
 
 from __future__ import annotations
@@ -175,6 +177,8 @@ def create_app(
         kind = event.get("type")
         if kind not in DECISIONS and kind not in ANNOUNCEMENTS:
             return _error(403, f"{kind!r} is not a dealer's input here")
+        if service.halted():
+            return _store_down(service)
         if body.get("seq") != service.seq:
             return _error(409, "the table moved on since this screen was drawn: look again")
         snapshot = service.snapshot()
@@ -246,6 +250,8 @@ def create_app(
         kind = event.get("type")
         if kind not in SUPERVISOR_EVENTS:
             return _error(403, f"{kind!r} is not a supervisor action")
+        if service.halted():
+            return _store_down(service)
         source = "supervisor"
         if kind in ("card", "bet"):
             source = "manual"
@@ -280,8 +286,15 @@ def _not_open(event: Mapping[str, Any], snapshot: Mapping[str, Any]) -> str:
     return f"{kind}{where} is not open now"
 
 
+def _store_down(service: TableService) -> JSONResponse:
+    reason = service.halt_reason()
+    return _error(503, f"STORE DOWN: not recorded, play is halted ({reason})", store_down=True)
+
+
 def _result(result: Any) -> JSONResponse:
     if not result.ok:
+        if result.store_down:
+            return _error(503, result.error, store_down=True)
         status = 409 if "moved on" in str(result.error) else 400
         return _error(status, result.error)
     return JSONResponse({"seq": result.seq, "flags": result.flags, "settled": result.settled})

@@ -15,10 +15,10 @@ from controller.store.repository import Store
 def record_scenario(db_url: str, events: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Record a scenario (the table line first) into a store as a live table would.
 
-    Each event is appended to the table's chain, then applied, then its flags and
-    settlements stored. Returns the replay document (what ``floorctl replay --json``
-    prints). If the store already holds this table, its stored events must be the start
-    of the scenario; the rest are recorded (so an interrupted recording can be run again).
+    Each event is chained, applied, and committed with its flags and settlements. Returns
+    the replay document (what ``floorctl replay --json`` prints). If the store already holds
+    this table, its stored events must be the start of the scenario; the rest are recorded
+    (so an interrupted recording can be run again).
     Raises ``ScenarioError`` for a malformed line (nothing is stored) and
     :class:`StoreError` if the store cannot take the events.
     """
@@ -42,12 +42,11 @@ def record_scenario(db_url: str, events: Sequence[dict[str, Any]]) -> dict[str, 
                         f"{store.name}: table {table_id} already holds event {record.seq} "
                         f"({record.body}), which is not line {record.seq + 1} of this scenario"
                     )
-        recorder = Recorder.open(store, setup, retry_every=None)
+        # No spool: this is not a live table, and a store that refuses an event stops it.
+        recorder = Recorder.open(store, setup, spool=None, retry_every=None)
         try:
             for seq in range(recorder.seq + 1, len(bodies) + 1):
                 recorder.record(bodies[seq - 1])
-            if not recorder.flush():
-                raise StoreError(f"{store.name}: {recorder.status().message}")
             return recorder.table.result()
         finally:
             recorder.close()

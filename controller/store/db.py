@@ -20,6 +20,17 @@ from sqlalchemy.exc import DBAPIError
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 DEFAULT_BUSY_TIMEOUT_MS = 250
+# libpq settings for every PostgreSQL connection: give up connecting after 5 s, and treat a
+# connection whose sent data goes unacknowledged for 5 s (or that stays silent to keepalives)
+# as lost.
+PG_CONNECT_ARGS: dict[str, int] = {
+    "connect_timeout": 5,
+    "tcp_user_timeout": 5000,
+    "keepalives": 1,
+    "keepalives_idle": 5,
+    "keepalives_interval": 2,
+    "keepalives_count": 3,
+}
 
 
 class StoreError(Exception):
@@ -28,6 +39,13 @@ class StoreError(Exception):
 
 class StoreUnavailable(StoreError):
     """The database refused a write for now (locked, disk full, connection lost)."""
+
+
+class StoreDown(StoreUnavailable):
+    """An event could not be made durable: neither the database nor the spool took it.
+
+    Nothing of it was kept by the store; the table is halted until the store is back.
+    """
 
 
 def normalize_url(url: str) -> str:
@@ -84,7 +102,9 @@ def create_engine(url: str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -
     if backend == "postgresql":
         if parsed.get_driver_name() != "psycopg":
             raise StoreError(f"database URL {url!r}: use postgresql+psycopg:// (psycopg 3)")
-        return sa.create_engine(url, pool_pre_ping=True)
+        # A floor database that vanishes must fail a write within seconds, not hang the
+        # table for TCP's minutes: the recorder then spools (see controller.store.recorder).
+        return sa.create_engine(url, pool_pre_ping=True, connect_args=dict(PG_CONNECT_ARGS))
     raise StoreError(f"database URL {url!r}: only sqlite:/// and postgresql:// are supported")
 
 
@@ -101,13 +121,24 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
+# The advisory lock PostgreSQL stores take while migrating: many tables starting at once on
+# an empty floor database must not create the schema side by side (they would block on each
+# other's catalog rows, or fail).
+MIGRATION_LOCK = 0x666C6F6F72637400  # "floorct\0"
+
+
 def migrate(engine: Engine) -> None:
     """Create or upgrade the store's schema to the newest migration."""
-    if current_revision(engine) == head_revision():
+    head = head_revision()
+    if current_revision(engine) == head:
         return
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
+            if MigrationContext.configure(conn).get_current_revision() == head:
+                return  # another process migrated it while this one waited
         config.attributes["connection"] = conn
         command.upgrade(config, "head")
 
@@ -154,7 +185,7 @@ def describe(exc: BaseException) -> str:
 def is_transient(exc: BaseException) -> bool:
     """Whether a database error means "not now" (locked, full, gone) rather than "never"."""
     if not isinstance(exc, DBAPIError):
-        return isinstance(exc, OSError)
+        return isinstance(exc, (OSError, StoreUnavailable))
     if isinstance(exc, sa.exc.IntegrityError):
         return False
     if exc.connection_invalidated:

@@ -14,7 +14,7 @@ from typing import Any
 from controller.engine import Applied, Table
 from controller.events import PASSTHROUGH, Event, TableSetup, parse_event, parse_setup
 from controller.store.canonical import ChainRecord
-from controller.store.repository import Derived, json_list
+from controller.store.repository import NO_ROWS, Derived, json_list
 
 
 def setup_body(raw: Mapping[str, Any]) -> tuple[TableSetup, dict[str, Any]]:
@@ -42,9 +42,13 @@ def event_body(raw: Mapping[str, Any], line: int = 0) -> tuple[Event, dict[str, 
 
 
 def derive(table_id: str, seq: int, event: Event, applied: Applied) -> Derived:
-    """The derived rows that event ``seq`` gave when applied."""
+    """The derived rows that event ``seq`` gave when applied (most give none: then the
+    shared, empty :data:`~controller.store.repository.NO_ROWS`)."""
+    shoe = event.type in ("shuffle", "reshuffle_discards")
+    if not shoe and not applied.flags and applied.settled is None:
+        return NO_ROWS
     out = Derived()
-    if event.type in ("shuffle", "reshuffle_discards"):
+    if shoe:
         out.shoes.append(
             {
                 "table_id": table_id,

@@ -1,29 +1,36 @@
-"""The live table's recorder: append durably, then apply, then store what followed.
+"""The live table's recorder: nothing is acknowledged that is not durable.
 
 For each event the table hears, :meth:`Recorder.record`
 
-1. checks it with the engine's parser (a malformed event is refused and nothing is stored);
-2. appends it to the table's hash chain in the database, in its own committed transaction
-   (SQLite: WAL with ``synchronous=FULL``, so committed means on disk);
-3. applies it to the round engine;
-4. stores the flags, settlements, rounds and shoes the engine produced.
+1. checks it with the engine's parser (a malformed event is refused; nothing is stored);
+2. chains it (sequence number, previous hash, SHA-256) and applies it to the round engine;
+3. commits it *with every row derived from it* (flags, settlements, rounds, shoes) in one
+   transaction on the recorder's one held connection (SQLite: WAL, ``synchronous=FULL``);
+4. returns only once the event is durable.
 
-When the database refuses the write for now (locked, disk full, connection lost), the event
-is not lost: it is kept in order in memory and, where possible, in a local *spool* file
-(fsynced JSON lines), the fault is logged and shown by :meth:`Recorder.status`, the event is
-applied so the table can go on, and everything held is written, in order, as soon as the
-store takes writes again (on the next event, on :meth:`Recorder.flush`, or by the retry
-thread). A restart (:meth:`Recorder.open`) rebuilds the table by replaying its stored events,
-then the spool, a half-dealt round included.
+**When the database refuses** (locked, disk full, connection lost) the event goes to the
+table's local :mod:`spool <controller.store.spool>` instead, fsynced, and is still
+acknowledged; the recorder is then *spooling*: each further event is written to the spool
+before it is applied, the store shows as at fault, and the retry thread writes the spooled
+events to the database, in order and with their derived rows, once it takes writes again.
+
+**When the spool cannot take it either**, the event is *not durable*: :meth:`record` raises
+:class:`~controller.store.db.StoreDown` and the recorder is *down* — every further event is
+refused the same way, before it is applied, until the retry thread finds the database (or the
+spool) taking writes again. The caller decides what a refusal means (the table service
+refuses a tap, and keeps a card that physically left the shoe in memory, showing it so).
+An event applied before its commit failed is taken back by rebuilding the engine from what
+is durable, so the table never shows an event that is not durable.
+
+A restart (:meth:`Recorder.open`) replays the stored events, then the spool's. It never
+writes a derived row the database lacks for a stored event: events and their rows commit
+together, so a missing row is tampering, for ``floorctl verify`` to report.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import threading
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,12 +41,17 @@ from sqlalchemy.exc import IntegrityError
 
 from controller.engine import Applied, Table
 from controller.store.canonical import GENESIS, ChainRecord
-from controller.store.chain import check_chain
-from controller.store.db import StoreError, describe, is_transient, sqlite_path
-from controller.store.fold import Fold, event_body, same_setup, setup_body
+from controller.store.db import StoreDown, StoreError, describe, is_transient
+from controller.store.fold import Fold, event_body, setup_body
 from controller.store.repository import Derived, Store, table_row_for
+from controller.store.restore import replay_table
+from controller.store.spool import DEFAULT_RESERVE, Spool, default_spool
+from controller.store.writer import Writer
 
 log = structlog.get_logger("floorctl.store")
+
+# Spooled events written to the database per transaction when it is back.
+FLUSH_BATCH = 500
 
 
 def utc_now() -> str:
@@ -48,28 +60,40 @@ def utc_now() -> str:
 
 @dataclass(frozen=True)
 class StoreStatus:
-    """What the dealer's screen shows about the audit store."""
+    """What the dealer's screen (and ``STATUS=``) shows about the audit store.
 
-    ok: bool
-    pending: int = 0  # events the table has applied that are not yet in the database
-    spooled: int = 0  # of those, how many are safe in the local spool file
-    message: str = ""
+    ``state``: ``ok``; ``spooling`` (the database refuses; events are durable in the spool
+    and play goes on); ``down`` (neither takes events: play is halted).
+    """
+
+    state: str = "ok"
+    reason: str = ""
     since: str | None = None  # when the fault began
+    spooled: int = 0  # events durable only in the spool so far
+    spool: str | None = None  # the spool file
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "ok"
+
+    @property
+    def halted(self) -> bool:
+        return self.state == "down"
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "state": "ok" if self.ok else "fault",
-            "pending": self.pending,
-            "spooled": self.spooled,
-            "reason": self.message,
+            "state": self.state,
+            "reason": self.reason,
             "since": self.since,
+            "spooled": self.spooled,
+            "spool": self.spool,
         }
 
 
 @dataclass(frozen=True)
 class Recorded:
-    """One recorded event: its place in the chain, whether it is in the database yet, and
-    what the engine made of it."""
+    """One durable event: its place in the chain, whether the database holds it yet (else
+    the spool does), and what the engine made of it."""
 
     seq: int
     hash: str
@@ -78,15 +102,6 @@ class Recorded:
 
 
 AUTO = "auto"
-
-
-def default_spool(store: Store, table_id: str) -> Path | None:
-    """Beside a SQLite database: ``<db>.<table>.spool``; none for PostgreSQL."""
-    path = sqlite_path(store.url)
-    if path is None:
-        return None
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in table_id)
-    return path.with_name(f"{path.name}.{safe}.spool")
 
 
 class Recorder:
@@ -98,31 +113,36 @@ class Recorder:
         fold: Fold,
         head: tuple[int, str],
         *,
-        spool: Path | None,
+        spool: Spool | None,
         clock: Callable[[], str],
         on_status: Callable[[StoreStatus], None] | None,
         retry_every: float | None,
     ) -> None:
         self.store = store
+        self.writer: Writer = store.writer()
         self.fold = fold
         self.table_id = fold.table_id
         self._seq, self._hash = head
-        self.spool_path = spool
+        self.spool = spool
         self.clock = clock
         self.on_status = on_status
         self.retry_every = retry_every
         self._lock = threading.RLock()
-        self._pending: deque[ChainRecord] = deque()  # events not yet in the database
-        self._spooled = 0  # how many of _pending are in the spool file
-        self._derived = Derived()  # derived rows not yet in the database
-        self._fault: str | None = None
+        self._pending: list[tuple[ChainRecord, Derived]] = []  # in the spool, not the database
+        self._table_row: dict[str, Any] | None = None  # goes with a pending table line
+        self._state = "ok"
+        self._reason = ""
+        self._since: str | None = None
+        self._stale = False  # the engine holds an event that is not durable
+        self._broken: str | None = None  # refused for good (another writer on the table)
         self._status_dirty = False
-        self._written = 0  # events written since the fault began
-        self._fault_since: str | None = None
-        self._table_row: dict[str, Any] | None = None
         self._closed = False
         self._wake = threading.Event()
         self._retry_thread: threading.Thread | None = None
+
+    @property
+    def spool_path(self) -> Path | None:
+        return self.spool.path if self.spool is not None else None
 
     # ----- opening ------------------------------------------------------------------------
 
@@ -134,6 +154,7 @@ class Recorder:
         *,
         table_id: str | None = None,
         spool: Path | str | None = AUTO,
+        spool_reserve: int = DEFAULT_RESERVE,
         clock: Callable[[], str] = utc_now,
         on_status: Callable[[StoreStatus], None] | None = None,
         retry_every: float | None = 1.0,
@@ -141,8 +162,10 @@ class Recorder:
         """Start a new table from its table line, or restart one from the store.
 
         With ``table_line``, a table already in the store must have been set up alike; its
-        events are replayed. Without it, ``table_id`` names a table the store must hold.
-        Raises :class:`StoreError` if the stored chain does not verify, and
+        events are replayed, then its spool's. Without it, ``table_id`` names a table the
+        store must hold. ``spool``: the spool file (``AUTO``: :func:`default_spool`; None: no
+        spool, so any database fault refuses events). Raises :class:`StoreError` if the
+        stored chain does not verify or the table line cannot be made durable, and
         ``ScenarioError`` if the table line is malformed.
         """
         body: dict[str, Any] | None = None
@@ -152,72 +175,50 @@ class Recorder:
         if table_id is None:
             raise ValueError("Recorder.open needs a table line or a table id")
         spool_path = default_spool(store, table_id) if spool == AUTO else spool
-        spool_path = None if spool_path is None else Path(spool_path)
+        opened: Spool | None = None
+        spooled: list[ChainRecord] = []
+        if spool_path is not None:
+            opened, spooled = Spool.open(Path(spool_path), table_id, reserve=spool_reserve)
         try:
-            records = store.records(table_id)
-        except Exception as exc:
-            raise StoreError(
-                f"{store.name}: cannot read table {table_id}: {describe(exc)}"
-            ) from exc
-        spooled = _read_spool(spool_path, table_id) if spool_path is not None else []
-        count, head_hash, problem = check_chain(table_id, records)
-        if problem is not None:
-            raise StoreError(f"{store.name}: the audit log does not verify: {problem}")
-        if records:
-            stored_setup = records[0].event()
-            if body is not None and not same_setup(stored_setup, body):
-                raise StoreError(
-                    f"{store.name}: table {table_id} is stored with the table line "
-                    f"{records[0].body}, not {json.dumps(body, default=str)}"
-                )
-        elif spooled and spooled[0].seq == 0:
-            stored_setup = spooled[0].event()
-        elif body is not None:
-            stored_setup = body
-        else:
-            raise StoreError(f"{store.name}: table {table_id} has no events in the store")
-        fold = Fold(table_id, stored_setup)
-        last = records[-1].seq if records else -1
-        rec = cls(
-            store,
-            fold,
-            (last, head_hash),
-            spool=spool_path,
-            clock=clock,
-            on_status=on_status,
-            retry_every=retry_every,
-        )
-        expected = Derived()
-        for record in records[1:]:
-            expected.extend(fold.apply(record.seq, record.event())[2])
-        rec._derived = expected  # written (where missing) below; stored rows are kept
-        for record in spooled:
-            if record.seq <= last and record.hash != records[record.seq].hash:
-                raise StoreError(
-                    f"spool {spool_path}: event {record.seq} differs from the stored one"
-                )
-        rec._adopt_spool(spooled)
-        if last < 0 and not spooled:
-            assert body is not None
-            rec._start(body)
-        rec._flush()
+            fold, head = replay_table(store, table_id, body, spooled)
+            rec = cls(
+                store,
+                fold,
+                head,
+                spool=opened,
+                clock=clock,
+                on_status=on_status,
+                retry_every=retry_every,
+            )
+            rec._adopt(spooled)
+            if rec._seq < 0:
+                assert body is not None
+                rec._start(body)
+        except BaseException:
+            if opened is not None:
+                opened.close()
+            raise
+        with rec._lock:
+            rec._flush_pending()
+            if rec._state != "ok":
+                rec._start_retry()
         rec._deliver()
         if spooled:
             log.warning(
                 "table restored with spooled events",
                 table=table_id,
-                stored=count,
+                head=rec._seq,
                 spooled=len(spooled),
                 store=store.name,
                 spool=str(spool_path),
             )
         return rec
 
-    def _adopt_spool(self, spooled: list[ChainRecord]) -> None:
-        """Take the spooled events the database lacks, checking they continue the chain."""
+    def _adopt(self, spooled: list[ChainRecord]) -> None:
+        """Take the spooled events the database lacks, checking that they continue the chain."""
         for record in spooled:
             if record.seq <= self._seq:
-                continue  # already written before the spool was cleared
+                continue  # written to the database before the spool was cleared
             if record.seq != self._seq + 1 or record.prev_hash != self._hash:
                 raise StoreError(
                     f"spool {self.spool_path}: event {record.seq} does not continue table "
@@ -227,21 +228,37 @@ class Recorder:
                 raise StoreError(
                     f"spool {self.spool_path}: event {record.seq} does not match its hash"
                 )
-            self._pending.append(record)
-            self._spooled += 1
-            self._seq, self._hash = record.seq, record.hash
             if record.seq == 0:
                 self._table_row = table_row_for(record.event(), record.recorded_at)
+                derived = Derived()
             else:
-                self._derived.extend(self.fold.apply(record.seq, record.event())[2])
+                derived = self.fold.apply(record.seq, record.event())[2]
+            self._pending.append((record, derived))
+            self._seq, self._hash = record.seq, record.hash
+        if self._pending:
+            self._state = "spooling"
+            self._reason = "events from the spool not yet in the database"
+            self._since = self.clock()
 
     def _start(self, body: dict[str, Any]) -> None:
+        """A new table: its table line is the chain's first record, durable before play."""
         record = ChainRecord.make(self.table_id, 0, body, GENESIS, self.clock())
-        self._table_row = table_row_for(body, record.recorded_at)
-        self._pending.append(record)
+        row = table_row_for(body, record.recorded_at)
+        try:
+            self.writer.commit([(record, Derived())], row)
+        except Exception as exc:
+            if not is_transient(exc):
+                raise StoreError(f"{self.store.name}: {describe(exc)}") from exc
+            problem = self._spool_write([record])
+            if problem is not None:
+                raise StoreDown(
+                    f"table {self.table_id} cannot start: the database ({describe(exc)}) "
+                    f"and the spool ({problem}) refused its table line"
+                ) from exc
+            self._pending.append((record, Derived()))
+            self._table_row = row
+            self._enter("spooling", describe(exc))
         self._seq, self._hash = 0, record.hash
-        if not self._flush_events():
-            self._spool_pending()
 
     # ----- recording ----------------------------------------------------------------------
 
@@ -251,7 +268,7 @@ class Recorder:
 
     @property
     def seq(self) -> int:
-        """The sequence number of the last event recorded (0: only the table line)."""
+        """The sequence number of the last durable event (0: only the table line)."""
         return self._seq
 
     @property
@@ -259,9 +276,11 @@ class Recorder:
         return self._hash
 
     def record(self, event: Mapping[str, Any], *, recorded_at: str | None = None) -> Recorded:
-        """Record one event and apply it. Raises ``ScenarioError`` if it is malformed.
+        """Record one event durably and apply it.
 
-        An event may name the earlier event it corrects with ``"correction_of": <seq>``.
+        Raises ``ScenarioError`` if it is malformed, :class:`StoreDown` if it could not be
+        made durable (then it is not applied), and :class:`StoreError` if the store refused
+        it for good. An event may name an earlier one it corrects: ``"correction_of": seq``.
         """
         try:
             return self._record(event, recorded_at)
@@ -272,6 +291,12 @@ class Recorder:
         with self._lock:
             if self._closed:
                 raise StoreError(f"table {self.table_id}: the recorder is closed")
+            if self._broken is not None:
+                raise StoreError(self._broken)
+            if self._stale and self._state != "down":
+                self._rebuild()
+            if self._state == "down" or self._stale:
+                raise StoreDown(self._reason)
             seq = self._seq + 1
             parsed, body = event_body(event, seq)
             corrects = body.get("correction_of")
@@ -287,173 +312,285 @@ class Recorder:
             record = ChainRecord.make(
                 self.table_id, seq, body, self._hash, recorded_at or self.clock(), corrects
             )
-            before = self._seq, self._hash
-            self._pending.append(record)
-            self._seq, self._hash = seq, record.hash
+            if self._state == "spooling":
+                # Durable first, then applied: a spool that refuses leaves nothing to take back.
+                problem = self._spool_write([record])
+                if problem is not None:
+                    self._enter("down", f"{self._reason}; {problem}")
+                    raise StoreDown(self._reason)
+                applied, derived = self.fold.apply_event(seq, parsed)[1:]
+                self._pending.append((record, derived))
+                self._seq, self._hash = seq, record.hash
+                self._notify()
+                return Recorded(seq, record.hash, False, applied)
+            applied, derived = self.fold.apply_event(seq, parsed)[1:]
             try:
-                stored = self._flush_events()
-            except Exception:
-                # Refused for good (not "not now"): the event is neither kept nor applied.
-                if self._pending and self._pending[-1] is record:
-                    self._pending.pop()
-                    self._seq, self._hash = before
-                raise
-            if not stored:
-                self._spool_pending()
-            _event, applied, derived = self.fold.apply_event(seq, parsed)
-            self._derived.extend(derived)
-            if stored:
-                self._flush_derived()
-            return Recorded(seq, record.hash, stored, applied)
+                self.writer.commit([(record, derived)])
+            except IntegrityError as exc:
+                self._stale = True
+                raise StoreError(self._break(self._conflict_message(seq, exc))) from exc
+            except Exception as exc:
+                if not is_transient(exc):
+                    self._stale = True
+                    self._rebuild()
+                    raise StoreError(
+                        f"{self.store.name}: table {self.table_id} event {seq} refused: "
+                        f"{describe(exc)}"
+                    ) from exc
+                reason = describe(exc)
+                problem = self._spool_write([record])
+                if problem is not None:
+                    self._stale = True  # applied, not durable: taken back by a rebuild
+                    self._enter("down", f"database: {reason}; {problem}")
+                    self._start_retry()
+                    raise StoreDown(self._reason) from exc
+                self._enter("spooling", reason)
+                self._pending.append((record, derived))
+                self._seq, self._hash = seq, record.hash
+                return Recorded(seq, record.hash, False, applied)
+            self._seq, self._hash = seq, record.hash
+            return Recorded(seq, record.hash, True, applied)
 
-    def append(self, event: dict[str, Any]) -> int:
-        """The table service's event log interface: record and apply; return the sequence."""
-        return self.record(event).seq
+    def _break(self, reason: str) -> str:
+        """An integrity fault (another writer, a row refused for good): halted until the
+        table is restarted and its log looked at."""
+        self._broken = reason
+        self._enter("down", reason)
+        return reason
 
-    def history(self) -> list[tuple[int, dict[str, Any]]]:
-        """Every stored event after the table line, as (sequence, event) pairs."""
+    def _conflict_message(self, seq: int, exc: Exception) -> str:
+        try:
+            stored = self.store.records(self.table_id, after=seq - 1, upto=seq)
+        except Exception:
+            stored = []
+        if stored:
+            return (
+                f"{self.store.name}: table {self.table_id} event {seq} is already stored with "
+                "another hash: is another recorder writing this table?"
+            )
+        return f"{self.store.name}: table {self.table_id} event {seq}: {describe(exc)}"
+
+    def history(self, after: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
+        """The durable events after ``after`` (the table line is 0), as (sequence, event)."""
         with self._lock:
-            out = [(r.seq, r.event()) for r in self.store.iter_records(self.table_id, after=0)]
-            out.extend((r.seq, r.event()) for r in self._pending if r.seq > 0)
-            return out
+            pending = [(r.seq, r) for r, _ in self._pending]
+            first_pending = pending[0][0] if pending else self._seq + 1
+            top = min(self._seq, first_pending - 1)
+        for record in self.store.iter_records(self.table_id, after=after, upto=top):
+            yield record.seq, record.event()
+        for seq, record in pending:
+            if seq > after:
+                yield seq, record.event()
 
     # ----- the store's health -------------------------------------------------------------
 
     def status(self) -> StoreStatus:
         with self._lock:
-            if self._fault is None:
-                return StoreStatus(ok=True)
+            if self._broken is not None:
+                return StoreStatus("down", self._broken, self._since)
+            if self._state == "ok":
+                return StoreStatus()
             return StoreStatus(
-                ok=False,
-                pending=len(self._pending),
-                spooled=self._spooled,
-                message=self._fault,
-                since=self._fault_since,
+                self._state,
+                self._reason,
+                self._since,
+                len(self._pending),
+                str(self.spool_path) if self.spool_path else None,
             )
 
     def flush(self) -> bool:
-        """Write whatever is held; True when nothing is left waiting."""
+        """Try to bring the store back now; True when the database holds everything."""
         try:
-            return self._flush()
+            return self._recover()
         finally:
             self._deliver()
 
-    def _flush(self) -> bool:
-        with self._lock:
-            if self._flush_events():
-                self._flush_derived()
-            return not self._pending and not self._derived
-
     def close(self) -> None:
+        try:
+            self._recover()
+        except Exception as exc:
+            log.error("store: last flush failed", table=self.table_id, error=str(exc))
         with self._lock:
-            self._flush()
             self._closed = True
             self._wake.set()
             if self._pending:
                 log.error(
-                    "store closed with events not written",
+                    "store closed with events only in the spool",
                     table=self.table_id,
-                    pending=len(self._pending),
-                    spool=str(self.spool_path) if self.spool_path else None,
-                    spooled=self._spooled,
+                    spooled=len(self._pending),
+                    spool=str(self.spool_path),
                 )
+            self.writer.close()
+            if self.spool is not None:
+                self.spool.close()
         self._deliver()
         thread = self._retry_thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=5)
 
-    def _flush_events(self) -> bool:
-        if not self._pending:
-            return True
-        batch = list(self._pending)
-        try:
-            self.store.append(batch, self._table_row if batch[0].seq == 0 else None)
-        except IntegrityError as exc:
-            batch = self._resolve_conflict(batch, exc)
-            if batch:
-                return self._flush_events()
-        except Exception as exc:
-            if not is_transient(exc):
-                raise
-            self._set_fault(describe(exc))
-            return False
-        self._pending.clear()
-        self._table_row = None
-        if self._spooled:
-            self._clear_spool()
-        self._written += len(batch)
-        if not self._derived:
-            self._set_ok()
-        return True
-
-    def _resolve_conflict(self, batch: list[ChainRecord], exc: Exception) -> list[ChainRecord]:
-        """A write said "already stored": keep going only if what is stored is ours.
-
-        (A commit whose answer was lost, e.g. a dropped connection, is retried this way.)
-        """
-        stored = {
-            r.seq: r.hash for r in self.store.iter_records(self.table_id, after=batch[0].seq - 1)
-        }
-        for record in batch:
-            if record.seq in stored and stored[record.seq] != record.hash:
-                raise StoreError(
-                    f"{self.store.name}: table {self.table_id} event {record.seq} is already "
-                    "stored with another hash: is another recorder writing this table?"
-                ) from exc
-        left = [r for r in batch if r.seq not in stored]
-        if len(left) == len(batch):
-            raise StoreError(f"{self.store.name}: {describe(exc)}") from exc
-        self._pending = deque(left)
-        if batch[0].seq == 0:
-            self._table_row = None
-        return left
-
-    def _flush_derived(self) -> None:
-        if not self._derived:
+    def _enter(self, state: str, reason: str) -> None:
+        """Change state (``ok``, ``spooling`` or ``down``), logging and telling the screen."""
+        before = self._state
+        self._state, self._reason = state, reason
+        if state == "ok":
+            self._since = None
+        elif self._since is None:
+            self._since = self.clock()
+        if state == before:
+            self._notify()
             return
-        try:
-            self.store.insert_derived(self._derived)
-        except Exception as exc:
-            if not is_transient(exc):
-                raise
-            self._set_fault(describe(exc))
-            return
-        self._derived = Derived()
-        if not self._pending:
-            self._set_ok()
-
-    def _set_fault(self, reason: str) -> None:
-        first = self._fault is None
-        self._fault = reason
-        if first:
-            self._fault_since = self.clock()
+        where = str(self.spool_path) if self.spool_path else None
+        if state == "spooling":
             log.error(
-                "audit store unavailable: holding events in order until it is back",
+                "audit database unavailable: events kept in the spool",
                 table=self.table_id,
                 store=self.store.name,
                 reason=reason,
-                pending=len(self._pending),
-                spool=str(self.spool_path) if self.spool_path else None,
+                spool=where,
             )
+        elif state == "down":
+            log.critical(
+                "STORE DOWN: neither the database nor the spool takes events; play halted",
+                table=self.table_id,
+                store=self.store.name,
+                reason=reason,
+                spool=where,
+            )
+        else:
+            log.warning(
+                "audit store back: every event is in the database",
+                table=self.table_id,
+                store=self.store.name,
+                was=before,
+            )
+        if state != "ok":
             self._start_retry()
         self._notify()
 
-    def _set_ok(self) -> None:
-        if self._fault is None:
-            self._written = 0
-            return
-        log.warning(
-            "audit store back: held events written",
-            table=self.table_id,
-            store=self.store.name,
-            written=self._written,
-            down_since=self._fault_since,
-        )
-        self._written = 0
-        self._fault = None
-        self._fault_since = None
-        self._spooled = 0
+    # ----- coming back --------------------------------------------------------------------
+
+    def _recover(self) -> bool:
+        """One attempt to bring the store back (retry thread, flush, close)."""
+        with self._lock:
+            if self._closed or self._broken is not None:
+                return False
+            if self._stale:
+                try:
+                    self._rebuild()
+                except StoreError as exc:
+                    log.info("store: rebuild waits for the database", reason=str(exc))
+                    return False
+            if self._pending:
+                self._flush_pending()
+            elif self._state != "ok":
+                try:
+                    self.writer.probe()
+                except Exception as exc:
+                    if not is_transient(exc) and not isinstance(exc, StoreError):
+                        raise
+                    if self._state == "down" and self.spool is not None and self.spool.probe():
+                        self._enter("spooling", f"{describe(exc)} (the spool has room again)")
+                    else:
+                        self._reason_update(describe(exc))
+                    return False
+                self._enter("ok", "")
+            return self._state == "ok"
+
+    def _reason_update(self, reason: str) -> None:
+        if self._state == "down" and "spool" in self._reason:
+            return  # keep saying why the spool failed too
+        if reason and reason != self._reason:
+            self._reason = reason
+            self._notify()
+
+    def _flush_pending(self) -> None:
+        """Write spooled events to the database, in order, each with its derived rows."""
+        while self._pending:
+            batch = self._pending[:FLUSH_BATCH]
+            row = self._table_row if batch[0][0].seq == 0 else None
+            try:
+                self.writer.commit(batch, row)
+            except IntegrityError as exc:
+                if not self._drop_stored(exc):
+                    return
+                continue
+            except Exception as exc:
+                if not is_transient(exc):
+                    self._break(f"{self.store.name}: spooled events refused: {describe(exc)}")
+                    return
+                if self._state == "down" and self.spool is not None and self.spool.probe():
+                    self._enter("spooling", describe(exc))
+                else:
+                    self._reason_update(describe(exc))
+                return
+            del self._pending[: len(batch)]
+            if row is not None:
+                self._table_row = None
+            self._notify()
+        if self.spool is not None:
+            try:
+                self.spool.clear()
+            except OSError as exc:  # the records are in the database: a restart skips them
+                log.error("could not clear the spool", spool=str(self.spool.path), error=str(exc))
+        if self._state != "ok":
+            self._enter("ok", "")
+
+    def _drop_stored(self, exc: Exception) -> bool:
+        """A flush said "already stored" (a commit whose answer was lost): drop what the
+        database holds if it is ours; False (and broken) if it is not."""
+        first = self._pending[0][0].seq
+        stored = {r.seq: r.hash for r in self.store.iter_records(self.table_id, after=first - 1)}
+        for record, _ in self._pending:
+            if record.seq in stored and stored[record.seq] != record.hash:
+                self._break(
+                    f"{self.store.name}: table {self.table_id} event {record.seq} is already "
+                    "stored with another hash: is another recorder writing this table?"
+                )
+                return False
+        left = [(r, d) for r, d in self._pending if r.seq not in stored]
+        if len(left) == len(self._pending):
+            self._break(f"{self.store.name}: {describe(exc)}")
+            return False
+        if self._pending[0][0].seq == 0:
+            self._table_row = None
+        self._pending = left
+        return True
+
+    def _rebuild(self) -> None:
+        """Rebuild the engine from what is durable (the database, then the spooled events),
+        taking back an event that was applied but could not be made durable."""
+        spooled = [record for record, _ in self._pending]
+        fold, head = replay_table(self.store, self.table_id, None, spooled)
+        for record in spooled:
+            if record.seq <= head[0]:
+                continue
+            if record.seq > 0:
+                fold.apply(record.seq, record.event())
+            head = (record.seq, record.hash)
+        if head[0] > self._seq:
+            log.warning(
+                "events stored after all (their commit's answer was lost)",
+                table=self.table_id,
+                upto=head[0],
+            )
+            self._seq, self._hash = head
+        self.fold = fold
+        self._stale = False
         self._notify()
+
+    # ----- the spool ----------------------------------------------------------------------
+
+    def _spool_write(self, records: list[ChainRecord]) -> str | None:
+        """Append to the spool; None when done, else why not."""
+        if self.spool is None:
+            return "no spool"
+        try:
+            self.spool.append(records)
+        except OSError as exc:
+            return f"spool {self.spool.path}: {exc.strerror or exc}"
+        return None
+
+    # ----- telling the screen -------------------------------------------------------------
 
     def _notify(self) -> None:
         """Note that the status changed; :meth:`_deliver` tells the listener."""
@@ -462,6 +599,8 @@ class Recorder:
     def _deliver(self) -> None:
         """Tell ``on_status`` of a change, never while holding the recorder's lock (the
         listener may take the service's lock, which the service holds while recording)."""
+        if not self._status_dirty:  # the usual case, read without the lock (set under it)
+            return
         with self._lock:
             if not self._status_dirty:
                 return
@@ -488,89 +627,14 @@ class Recorder:
     def _retry_loop(self) -> None:
         assert self.retry_every is not None
         while not self._wake.wait(self.retry_every):
-            with self._lock:
-                if self._closed:
-                    return
-                try:
-                    done = self._flush()
-                except Exception as exc:
-                    log.error("audit store retry failed", table=self.table_id, error=str(exc))
-                    done = False
-                back = done and self._fault is None
+            try:
+                done = self._recover()
+            except Exception as exc:
+                log.error("audit store retry failed", table=self.table_id, error=str(exc))
+                done = False
             self._deliver()
-            if back:
+            if done or self._closed or self._broken is not None:
                 return
-
-    # ----- the spool ----------------------------------------------------------------------
-
-    def _spool_pending(self) -> None:
-        """Append the held events not yet spooled to the spool file, fsynced."""
-        if self.spool_path is None:
-            return
-        todo = list(self._pending)[self._spooled :]
-        if not todo:
-            return
-        try:
-            with open(self.spool_path, "a", encoding="utf-8") as fh:
-                for record in todo:
-                    fh.write(json.dumps(record.to_row(), sort_keys=True) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-        except OSError as exc:
-            first = "spool" not in (self._fault or "")
-            if first:
-                self._fault = (
-                    f"{self._fault or 'store unavailable'}; spool {self.spool_path}: "
-                    f"{exc.strerror or exc}: events held in memory only"
-                )
-                log.error(
-                    "spool unavailable: events held in memory only",
-                    table=self.table_id,
-                    spool=str(self.spool_path),
-                    error=str(exc),
-                    pending=len(self._pending),
-                )
-            self._notify()
-            return
-        self._spooled += len(todo)
-        self._notify()
-
-    def _clear_spool(self) -> None:
-        if self.spool_path is None:
-            return
-        try:
-            with open(self.spool_path, "w", encoding="utf-8") as fh:
-                fh.flush()
-                os.fsync(fh.fileno())
-        except OSError as exc:
-            log.error("could not clear the spool", spool=str(self.spool_path), error=str(exc))
-        self._spooled = 0
-
-
-def _read_spool(path: Path, table_id: str) -> list[ChainRecord]:
-    """The records in a spool file; a torn last line (a crash mid-write) is dropped."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise StoreError(f"spool {path}: cannot read: {exc}") from exc
-    out: list[ChainRecord] = []
-    lines = text.split("\n")
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = ChainRecord.from_row(json.loads(line))
-        except (ValueError, KeyError, TypeError) as exc:
-            if number >= len(lines) - 1 and not text.endswith("\n"):
-                log.warning("spool: torn last line dropped", spool=str(path), line=number)
-                break
-            raise StoreError(f"spool {path} line {number}: not a spooled event: {exc}") from exc
-        if record.table_id != table_id:
-            raise StoreError(f"spool {path} line {number}: names table {record.table_id!r}")
-        out.append(record)
-    return out
 
 
 def open_tables(store: Store, **options: Any) -> dict[str, Recorder]:

@@ -1,17 +1,16 @@
 """The append-only repository: one class over a SQLite or PostgreSQL database.
 
-Events go in with :meth:`Store.append` (one transaction per batch, in sequence order, never
-updated or deleted); the derived rows (shoes, rounds, flags, settlements) with
-:meth:`Store.insert_derived`, which leaves rows already present untouched.
+Events go in with the rows derived from them (shoes, rounds, flags, settlements), one
+transaction for both, through a :class:`~controller.store.writer.Writer` (the recorder holds
+one) or :meth:`Store.append`; nothing is ever updated or deleted.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -20,6 +19,9 @@ from sqlalchemy.engine import Engine
 from controller.store.canonical import ChainRecord, canonical_json
 from controller.store.db import StoreError, open_engine, safe_url
 from controller.store.schema import EVENTS, FLAGS, ROUNDS, SETTLEMENTS, SHOES, TABLES
+
+if TYPE_CHECKING:
+    from controller.store.writer import Writer
 
 _EVENT_COLUMNS = ("table_id", "seq", "type", "body", "recorded_at", "corrects", "prev_hash", "hash")
 
@@ -37,6 +39,8 @@ class Derived:
     settlements: list[dict[str, Any]] = field(default_factory=list)
 
     def extend(self, other: Derived) -> None:
+        if other is NO_ROWS:
+            return
         self.shoes.extend(other.shoes)
         self.rounds.extend(other.rounds)
         self.flags.extend(other.flags)
@@ -50,6 +54,9 @@ class Derived:
         self.rounds.clear()
         self.flags.clear()
         self.settlements.clear()
+
+
+NO_ROWS = Derived()  # an event that gave no derived rows (shared, so never to be filled)
 
 
 class Store:
@@ -87,51 +94,35 @@ class Store:
 
     # -- events -------------------------------------------------------------------------
 
-    def append(
-        self, records: Sequence[ChainRecord], table_row: dict[str, Any] | None = None
-    ) -> None:
-        """Insert records (and the table's row, with its first record) in one transaction.
+    def writer(self) -> Writer:
+        """A writer holding one connection of this store (the recorder keeps one)."""
+        from controller.store.writer import Writer
 
-        This is the live table's hot path (one commit per event), so it talks to the driver
-        directly; driver errors come out as SQLAlchemy's (``IntegrityError``,
-        ``OperationalError``, ...), as from every other method here.
-        """
+        return Writer(self)
+
+    def append(
+        self,
+        records: Sequence[ChainRecord],
+        table_row: dict[str, Any] | None = None,
+        derived: Derived | None = None,
+    ) -> None:
+        """Insert records, the rows derived from them and (with the table line) the table's
+        row, all in one transaction."""
         if not records:
             return
-        mark = "?" if self.dialect == "sqlite" else "%s"
-        events_sql = (
-            f"INSERT INTO events ({', '.join(_EVENT_COLUMNS)}) "
-            f"VALUES ({', '.join([mark] * len(_EVENT_COLUMNS))})"
-        )
-        with self.engine.connect() as conn:
-            raw: Any = conn.connection.dbapi_connection
-            cursor = raw.cursor()
-            statement = events_sql
-            try:
-                if self.dialect == "sqlite":
-                    cursor.execute("BEGIN")
-                if table_row is not None:
-                    cols = list(table_row)
-                    statement = (
-                        f"INSERT INTO tables ({', '.join(cols)}) "
-                        f"VALUES ({', '.join([mark] * len(cols))})"
-                    )
-                    cursor.execute(statement, tuple(table_row[c] for c in cols))
-                    statement = events_sql
-                if len(records) == 1:
-                    cursor.execute(events_sql, tuple(records[0]))
-                else:
-                    cursor.executemany(events_sql, [tuple(r) for r in records])
-                raw.commit() if self.dialect != "sqlite" else cursor.execute("COMMIT")
-            except Exception as exc:
-                with contextlib.suppress(Exception):
-                    raw.rollback()
-                raise self._wrap(statement, exc) from exc
-            finally:
-                cursor.close()
+        items = [(r, NO_ROWS) for r in records]
+        if derived is not None:
+            items[-1] = (records[-1], derived)
+        writer = self.writer()
+        try:
+            writer.commit(items, table_row)
+        finally:
+            writer.close()
 
-    def _wrap(self, statement: str, exc: Exception) -> Exception:
+    def wrap_error(self, statement: str, exc: Exception) -> Exception:
         """A driver's exception as SQLAlchemy's matching one (PEP 249 names)."""
+        if isinstance(exc, sa.exc.SQLAlchemyError):
+            return exc
         dbapi = self.engine.dialect.loaded_dbapi
         for name, wrapper in (
             ("IntegrityError", sa.exc.IntegrityError),
@@ -190,6 +181,31 @@ class Store:
                 return
             last = int(rows[-1][1])
 
+    def chain_rows(
+        self, table_id: str, *, after: int = -1, batch: int = 20000
+    ) -> Iterator[list[tuple[int, str, str, str, int | None, str]]]:
+        """A table's events in batches of ``(seq, prev_hash, hash, recorded_at, corrects,
+        body)`` rows, in sequence order, without building records (verify's fast path)."""
+        mark = "?" if self.dialect == "sqlite" else "%s"
+        sql = (
+            "SELECT seq, prev_hash, hash, recorded_at, corrects, body FROM events "
+            f"WHERE table_id = {mark} AND seq > {mark} ORDER BY seq LIMIT {int(batch)}"
+        )
+        last = after
+        with self.engine.connect() as conn:
+            cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+            try:
+                while True:
+                    cursor.execute(sql, (table_id, last))
+                    rows = list(cursor.fetchall())
+                    if rows:
+                        yield rows
+                    if len(rows) < batch:
+                        return
+                    last = int(rows[-1][0])
+            finally:
+                cursor.close()
+
     def seq_range(
         self, table_id: str, since: str | None, until: str | None
     ) -> tuple[int, int] | None:
@@ -221,20 +237,6 @@ class Store:
             return sqlite.insert(table).on_conflict_do_nothing()
         raise StoreError(f"{self.name}: unsupported database {self.dialect!r}")
 
-    def insert_derived(self, derived: Derived) -> None:
-        """Insert derived rows; rows whose key is already stored are left as they are."""
-        if not derived:
-            return
-        with self.engine.begin() as conn:
-            for table, rows in (
-                (SHOES, derived.shoes),
-                (ROUNDS, derived.rounds),
-                (FLAGS, derived.flags),
-                (SETTLEMENTS, derived.settlements),
-            ):
-                if rows:
-                    conn.execute(self.insert_ignore_statement(table), rows)
-
     def derived(self, table_id: str, *, first: int = 1, last: int | None = None) -> Derived:
         """The derived rows stored for a table, optionally only those of events first..last."""
         out = Derived()
@@ -250,7 +252,9 @@ class Store:
                 if last is not None:
                     query = query.where(table.c[seq_col] <= last)
                 query = query.order_by(*table.primary_key.columns)
-                target.extend(dict(r._mapping) for r in conn.execute(query))
+                result = conn.execute(query)
+                names = tuple(result.keys())
+                target.extend(dict(zip(names, row, strict=True)) for row in result)
         return out
 
 

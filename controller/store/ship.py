@@ -2,8 +2,9 @@
 
 Each table's events go over in sequence order, in batches; a batch is one transaction on the
 floor database and carries the derived rows (rounds, settlements, flags, shoes) of its events,
-so the floor copy is consistent after every batch. Rows are keyed by (table, sequence): a row
-already on the floor is left as it is, so shipping twice copies nothing twice, and a cut
+as stored and verified against a replay, so the floor copy is consistent after every batch.
+Rows are keyed by (table, sequence): a row already on the floor is left as it is, so shipping
+twice copies nothing twice, and a cut
 (network, power, kill) is resumed by shipping again. A source chain that does not verify, or a
 floor copy that has diverged from the source, is refused.
 """
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 from controller.store.chain import Problem
 from controller.store.db import StoreError
-from controller.store.repository import Derived, Store
+from controller.store.repository import Store
 from controller.store.schema import EVENTS, FLAGS, ROUNDS, SETTLEMENTS, SHOES, TABLES
 from controller.store.verify import verify_table
 
@@ -49,10 +50,9 @@ def ship(
     report = ShipReport()
     ids = list(table_ids) if table_ids is not None else src.table_ids()
     for table_id in ids:
-        # A recorder may be writing this table now: its last event's derived rows may not be
-        # stored yet. The floor gets the rows the replay gives, which verify has just shown
-        # equal to those stored.
-        checked, derived_all, problem = verify_table(src, table_id, live=True)
+        # A recorder may be writing this table now: each of its events is committed with its
+        # derived rows, so everything up to the head verified here is complete.
+        checked, problem = verify_table(src, table_id)
         if problem is not None:
             raise ShipRefused(
                 f"{src.name} does not verify, nothing of table {table_id} shipped: {problem}",
@@ -78,7 +78,7 @@ def ship(
             if not batch:
                 break
             first, last = batch[0].seq, batch[-1].seq
-            derived = _within(derived_all, first, last)
+            derived = src.derived(table_id, first=first, last=last)
             with dst.engine.begin() as conn:
                 if first == 0:
                     row = src.table_row(table_id)
@@ -105,13 +105,3 @@ def ship(
         report.copied[table_id] = copied
         report.heads[table_id] = src_head
     return report
-
-
-def _within(derived: Derived, first: int, last: int) -> Derived:
-    """The derived rows of events first..last."""
-    return Derived(
-        shoes=[r for r in derived.shoes if first <= r["seq"] <= last],
-        rounds=[r for r in derived.rounds if first <= r["closed_seq"] <= last],
-        flags=[r for r in derived.flags if first <= r["seq"] <= last],
-        settlements=[r for r in derived.settlements if first <= r["seq"] <= last],
-    )

@@ -32,6 +32,8 @@ def to_engine_event(event: ShoeEvent, *, time: datetime | None = None) -> dict[s
         out = {"type": "cut_card"}
     elif isinstance(event, Misread):
         out = {"type": "misread", "raw": event.text}
+        if event.count > 1:  # one event for a run of misreads (the first one's bytes)
+            out["note"] = f"{event.count} misreads in a row"
     elif isinstance(event, Heartbeat | ReaderError):
         return None
     else:  # pragma: no cover - the union is exhaustive (mypy checks it)

@@ -56,10 +56,15 @@ class ReaderError:
 
 @dataclass(frozen=True, slots=True)
 class Misread:
-    """A line that is not a valid reader line, with the raw bytes as read and why it failed."""
+    """A line that is not a valid reader line, with the raw bytes as read and why it failed.
+
+    ``count`` > 1: a run of that many misreads with no valid line between them (see
+    ``noise``), reported once, with the first line's bytes and reason.
+    """
 
     raw: bytes
     reason: str
+    count: int = 1
 
     @property
     def text(self) -> str:
@@ -67,7 +72,10 @@ class Misread:
         return raw_text(self.raw)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "misread", "raw": self.text, "reason": self.reason}
+        out: dict[str, Any] = {"type": "misread", "raw": self.text, "reason": self.reason}
+        if self.count > 1:
+            out["count"] = self.count
+        return out
 
 
 ShoeEvent = CardRead | CutCard | Heartbeat | ReaderError | Misread

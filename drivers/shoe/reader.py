@@ -1,8 +1,10 @@
 """The shoe reader: a transport, the line framer, reconnection and the silence watchdog.
 
 ``ShoeReader.events()`` yields shoe events in the order their lines were read, for as long as
-the reader runs: a port that cannot be opened or goes away is retried with backoff, and a
-reader that stays silent past the heartbeat limit is reported as a fault. Device status
+the reader runs: a port that cannot be opened or goes away is retried with backoff, a
+reader that stays silent past the heartbeat limit is reported as a fault, and so is a line
+giving more misreads than ``noise_misreads`` within ``noise_window`` seconds ("line noise";
+runs of misreads come out as one counted misread, see ``noise``). Device status
 (connecting, connected, fault with its reason) goes to the ``on_status`` callback and to the
 log (structlog), never to the event stream, and never raises out of the reader.
 """
@@ -18,6 +20,7 @@ import structlog
 
 from .events import DeviceStatus, Misread, ReaderError, ShoeEvent
 from .framing import LineFramer
+from .noise import DEFAULT_LIMIT, DEFAULT_WINDOW, NoiseGate
 from .transport import Backoff, SerialSettings, SerialTransport, Transport, TransportError
 
 StatusCallback = Callable[[DeviceStatus], None]
@@ -48,6 +51,8 @@ class ShoeReader:
         on_status: StatusCallback | None = None,
         clock: Callable[[], float] = time.monotonic,
         logger: Any = None,
+        noise_misreads: int = DEFAULT_LIMIT,
+        noise_window: float = DEFAULT_WINDOW,
     ) -> None:
         if isinstance(transport, str):
             transport = SerialTransport(transport, settings)
@@ -62,6 +67,8 @@ class ShoeReader:
             device="shoe", url=transport.url
         )
         self._framer = LineFramer()
+        self._gate = NoiseGate(noise_misreads, noise_window)
+        self._noisy = False  # the fault shown is line noise
         self._stopping = threading.Event()
         self._status = DeviceStatus("connecting", transport.url)
 
@@ -103,38 +110,59 @@ class ShoeReader:
                     data = transport.read()
                 except TransportError as exc:
                     # Lines read before the fault are delivered first; a line cut off is a misread.
-                    for event in self._framer.flush("port lost"):
+                    for event in self._gate.feed_all(
+                        self._framer.flush("port lost"), self._clock()
+                    ):
+                        self._note(event)
+                        yield event
+                    for event in self._gate.flush():
                         self._note(event)
                         yield event
                     transport.close()
+                    self._noisy = False
                     self._set_status("fault", str(exc))
                     continue
                 now = self._clock()
-                if data:
-                    for event in self._framer.feed(data):
-                        if not isinstance(event, Misread):
-                            last_life = now
-                            if self._status.state != "connected":
-                                self._set_status("connected")
-                        self._note(event)
-                        yield event
-                limit = self._silence_timeout
-                if (
-                    limit is not None
-                    and self._status.state == "connected"
-                    and now - last_life > limit
-                ):
-                    self._set_status(
-                        "fault",
-                        f"{self.url}: reader silent for {now - last_life:.1f} s "
-                        f"(no heartbeat or card; limit {limit:g} s)",
-                    )
+                events = self._gate.feed_all(self._framer.feed(data), now) if data else []
+                events += self._gate.tick(now)
+                for event in events:
+                    if not isinstance(event, Misread):
+                        last_life = now
+                        if self._status.state != "connected" and not self._noisy:
+                            self._set_status("connected")
+                    self._note(event)
+                    yield event
+                self._judge(now, now - last_life)
+            for event in self._gate.flush():  # stopped: a run of misreads in progress
+                self._note(event)
+                yield event
         finally:
             pending = self._framer.pending
             if pending:
                 self._log.warning("shoe.unfinished_line", raw=Misread(pending, "").text)
             transport.close()
             self._log.info("shoe.stopped")
+
+    def _judge(self, now: float, quiet: float) -> None:
+        """The status while the port is open: line noise, silence, or connected."""
+        state = self._status.state
+        noise = self._gate.noise(now)
+        if noise is not None:
+            if state == "connected":
+                self._noisy = True
+                self._set_status("fault", f"{self.url}: {noise}")
+            return
+        if self._noisy:  # the noise has died down
+            self._noisy = False
+            self._set_status("connected")
+            return
+        limit = self._silence_timeout
+        if limit is not None and state == "connected" and quiet > limit:
+            self._set_status(
+                "fault",
+                f"{self.url}: reader silent for {quiet:.1f} s "
+                f"(no heartbeat or card; limit {limit:g} s)",
+            )
 
     def _note(self, event: ShoeEvent) -> None:
         if isinstance(event, Misread):

@@ -61,6 +61,7 @@ function render() {
   $("phase").textContent = ended ? state.last_round.status : (due.phase || "—");
   document.documentElement.style.setProperty("--boxes", t.boxes);
   renderDevices(); renderDue(); renderDealer(); renderBoxes(); renderActions(); renderFlags(); renderRecent();
+  renderStoreDown();
   document.body.dataset.seq = String(state.seq);  // what the screen shows is as of this event
   if (!$("modal").classList.contains("hidden") && modalRefresh) modalRefresh();
 }
@@ -80,6 +81,21 @@ function renderDevices() {
   bar.textContent = faults.join(" · ");
   bar.classList.toggle("hidden", !faults.length);
   document.documentElement.style.setProperty("--banner", faults.length ? `${bar.offsetHeight}px` : "0px");
+}
+
+// The audit store can take nothing: the whole screen says so, and lists what the shoe read.
+function renderStoreDown() {
+  const s = state.store || {}, panel = $("store-down");
+  panel.classList.toggle("hidden", !s.halted);
+  document.body.classList.toggle("halted", !!s.halted);
+  if (!s.halted) return;
+  const since = s.since ? ` (since ${new Date(s.since).toLocaleTimeString()})` : "";
+  $("store-down-reason").textContent = (s.reason || "the store refuses every write") + since;
+  const held = s.held || [];
+  $("store-down-held").classList.toggle("hidden", !held.length && !s.held_lost);
+  const items = held.map((h) => el("li", {}, h.text));
+  if (s.held_lost) items.push(el("li", { class: "lost" }, `${s.held_lost} more read and LOST (memory full)`));
+  $("store-down-list").replaceChildren(...items);
 }
 
 function renderDue() {
