@@ -103,13 +103,15 @@ def returned(
     Odd cents in a payout are rounded down.
     """
     staked = amount + double
-    if result in ("void", "push"):
+    if result == "void":  # 16.5: every wager returned
+        return staked
+    if rescued:  # 12.8: the double comes back and the original is forfeit, whatever the dealer
+        return double  # makes: a stand-off, a bust, a pontoon (12.7) alike
+    if result == "push":
         return staked
     if result == "surrender":  # 9.5
         lost_all = dealer_natural and rules.surrender_lost_to_dealer_natural
         return ZERO if lost_all else (amount / 2).quantize(CENT, ROUND_DOWN)
-    if rescued:  # 12.8: the double comes back, the original is forfeit
-        return double
     if result == "lose":
         if not dealer_natural or busted:
             return ZERO

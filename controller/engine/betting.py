@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from controller.engine import deal, settle
 from controller.engine.results import money
 from controller.engine.state import (
     BETTING,
@@ -31,14 +30,17 @@ if TYPE_CHECKING:
 def on_bet(t: Table, ev: Event) -> None:
     assert ev.box is not None and ev.player is not None and ev.amount is not None
     rnd = t.current_round
-    if rnd is not None and rnd.phase is DEALER and deal.dealer_needs_card(t, rnd):
+    if rnd is not None and rnd.phase is DEALER:
+        # The dealer's hand is incomplete: the round is not settled until it is (or until a
+        # supervisor voids it, 16.5), and the next round's wagers wait for that.
         t.flag(
             "dealer",
-            f"the dealer stopped on {rnd.dealer_best} against the drawing rule; "
-            "the round is settled as dealt",
+            f"{ev.player}'s bet on box {ev.box} refused: round {rnd.number} is not settled, "
+            f"the dealer's hand is incomplete ({_dealer_hand(rnd)}); draw the dealer's cards, "
+            "or a supervisor voids the round (16.5)",
+            ev.box,
         )
-        settle.finish(t, rnd, SETTLED)
-        rnd = None
+        return
     if rnd is not None and rnd.phase in LIVE_PHASES:
         t.flag(
             t.ref("late_bet"),
@@ -75,6 +77,10 @@ def on_bet(t: Table, ev: Event) -> None:
     box.bets[ev.player] = ev.amount
     if ev.controls:
         box.controller = ev.player
+
+
+def _dealer_hand(rnd: Round) -> str:
+    return f"{' '.join(rnd.dealer)}, {rnd.dealer_best}"
 
 
 def on_no_more_bets(t: Table, ev: Event) -> None:
