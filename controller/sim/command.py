@@ -39,6 +39,20 @@ LABELS: tuple[tuple[str, str], ...] = (
     ("rescue", "rescues (12.8)"),
     ("insurance", "insurance taken"),
 )
+# What the hands did against the dealer, and what the money on them did.
+HAND_LABELS: tuple[tuple[str, str], ...] = (
+    ("win", "hands won"),
+    ("lose", "hands lost"),
+    ("push", "hands pushed"),
+    ("surrender", "hands surrendered"),
+)
+MONEY_LABELS: tuple[tuple[str, str], ...] = (
+    ("won", "money won"),
+    ("lost", "money lost"),
+    ("pushed", "money pushed"),
+    ("surrendered", "money surrendered"),
+    ("rescued", "money rescued"),
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -242,6 +256,12 @@ def format_report(doc: dict[str, Any]) -> str:
         out.append(
             f"{label.format(natural=natural):<20}{f['count']:>12,}{rate * 100:>13.4f}%{one_in:>12}"
         )
+    out.append("")
+    out.append(f"{'per hand':<20}{'count':>12}{'per hand':>14}")
+    for key, label in HAND_LABELS + MONEY_LABELS:
+        f = doc["frequencies"][key]
+        rate = f.get("per_hand") or 0.0
+        out.append(f"{label:<20}{f['count']:>12,}{rate * 100:>13.4f}%")
     t = doc["timing"]
     out.append("")
     out.append(
