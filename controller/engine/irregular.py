@@ -140,5 +140,6 @@ def on_reshuffle_discards(t: Table, ev: Event) -> None:
     decks = t.shoe.decks if t.shoe is not None else t.rules.decks
     serials = t.shoe.serials if t.shoe is not None else None
     t.shoe = shoe = Shoe(decks=decks, cut_card=ev.cut_card, serials=serials)
+    t.discards.clear()  # the rack is the new shoe
     for card in on_table:
         shoe.counts[card] = shoe.counts.get(card, 0) + 1

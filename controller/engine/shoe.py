@@ -31,6 +31,8 @@ def on_shuffle(t: Table, ev: Event) -> None:
         cut_card=ev.cut_card,
         serials=frozenset(ev.deck_serials) if ev.deck_serials is not None else None,
     )
+    t.discards.clear()  # the rack's cards are in the new shoe
+    t.removed.clear()  # the last shoe's removed cards are off the table for good
     t.reshuffled()
 
 

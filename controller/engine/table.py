@@ -64,8 +64,8 @@ class Table:
         self.rounds_played = 0  # the number of the last round that ended
         self.current_round: Round | None = None
         self.shoe: Shoe | None = None
-        self.discards: list[str] = []  # cards put in the discard rack, in order
-        self.removed: list[str] = []  # foreign or impossible cards taken off the table
+        self.discards: list[str] = []  # the discard rack since the shoe was loaded, in order
+        self.removed: list[str] = []  # this shoe's foreign or impossible cards, off the table
         self.seq = 0
         self.unassigned: list[Flag] = []  # flags raised before the first round
         self.reshuffle_reason = ""  # "16.9" or "16.10" once a reshuffle is due after the round
