@@ -8,13 +8,17 @@ breach is a flag, never an exception: the event is refused (or, for the section 
 irregularities, handled as the procedure directs) and play goes on.
 """
 
-from controller.engine.deal import Target
-from controller.engine.decisions import Decision, Kind, Role
-from controller.engine.results import Applied, Flag, RoundResult, Settlement, money
-from controller.engine.snapshot import SnapshotError
-from controller.engine.state import Phase
-from controller.engine.table import Table
-from controller.engine.view import Due
+from controller.engine import native
+
+native.check()  # before anything compiled is imported: a stale build must not run
+
+from controller.engine.deal import Target  # noqa: E402
+from controller.engine.decisions import Decision, Kind, Role  # noqa: E402
+from controller.engine.results import Applied, Flag, RoundResult, Settlement, money  # noqa: E402
+from controller.engine.snapshot import SnapshotError  # noqa: E402
+from controller.engine.state import Phase  # noqa: E402
+from controller.engine.table import Table  # noqa: E402
+from controller.engine.view import Due  # noqa: E402
 
 __all__ = [
     "Applied",

@@ -93,6 +93,8 @@ def on_no_more_bets(t: Table, ev: Event) -> None:
 
 def check_presence(t: Table, rnd: Round) -> None:
     """5.2 at "no more bets": chips with no recorded wager, a wager with no chips."""
+    if not rnd.seen:
+        return  # the camera has reported no box: nothing to compare
     for number in sorted(set(rnd.seen) | set(rnd.boxes)):
         seen = rnd.seen.get(number)
         box = rnd.boxes.get(number)

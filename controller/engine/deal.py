@@ -14,8 +14,7 @@ settlement when nothing more is due.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from controller.cards import TEN_VALUES
 from controller.engine import decisions, irregular, settle
@@ -53,12 +52,17 @@ class Target:
         return {"to": "box", "box": self.box, "hand": self.hand}
 
 
-TO_DEALER = Target("dealer")
+TO_DEALER: Final = Target("dealer")
+_TO_BOX: Final[dict[tuple[int | None, int], Target]] = {}
 
 
-@cache
 def to_box(box: int | None, hand: int) -> Target:
-    return Target("box", box, hand)
+    """The target for a box's hand (made once for each)."""
+    key = (box, hand)
+    target = _TO_BOX.get(key)
+    if target is None:
+        target = _TO_BOX[key] = Target("box", box, hand)
+    return target
 
 
 def next_card(t: Table) -> Target | None:
@@ -249,13 +253,14 @@ def on_peek(t: Table, ev: Event) -> None:
 def deal_to_hand(t: Table, rnd: Round, box: Box, idx: int, card: str) -> None:
     hand = box.hands[idx]
     if not box.decided and not hand.split and len(hand.cards) == 2:
-        decisions.first_decision(t, box)
+        decisions.first_decision(t, rnd, box)
     box.late_surrender = False  # its next card closes the 16.12 window
     hand.add(card)
     rules = t.rules
     if hand.doubled:
         hand.done = True
-        hand.rescue_open = rules.rescue and hand.hard <= 21
+        if rules.rescue and hand.hard <= 21:
+            hand.rescue_open = rnd.windows = True  # 12.8: until any further card
     else:
         best = hand.best
         hand.done = (

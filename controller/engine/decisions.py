@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from controller.cards import PICTURES, VALUE
 from controller.engine.results import money
-from controller.engine.state import BETTING, CLOSED, PLAY, Box, Hand, Round, Wager
+from controller.engine.state import BETTING, CLOSED, DEALING, PLAY, Box, Hand, Round, Wager
 from controller.rules import RuleSet
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ class Role(StrEnum):
 
 # The decisions the dealer's screen offers as buttons for a box (``Due.decisions``); the others
 # are the dealer's announcements and the supervisor's actions.
-SCREEN_KINDS = frozenset(
+SCREEN_KINDS: Final = frozenset(
     {
         Kind.STAND,
         Kind.HIT,
@@ -77,7 +77,7 @@ SCREEN_KINDS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(init=False, slots=True)
 class Decision:
     """One decision open now.
 
@@ -85,18 +85,41 @@ class Decision:
     ``hand`` what it applies to (``hand`` is None for a decision on the whole box: surrender
     binds every wager on it, 9.6). ``min`` and ``max`` bound the amount of a double or an
     insurance wager. ``rule`` is the rule that opens it (a Gazette number where the rule set
-    has one). ``card`` is the exposed card on offer under 16.4.
+    has one). ``card`` is the exposed card on offer under 16.4. A value: read it, never change
+    it (the engine shares the decisions that do not change).
     """
 
     kind: Kind
     by: Role
     rule: str
-    box: int | None = None
-    hand: int | None = None
-    player: str | None = None
-    min: Decimal | None = None
-    max: Decimal | None = None
-    card: str | None = None
+    box: int | None
+    hand: int | None
+    player: str | None
+    min: Decimal | None
+    max: Decimal | None
+    card: str | None
+
+    def __init__(
+        self,
+        kind: Kind,
+        by: Role,
+        rule: str,
+        box: int | None = None,
+        hand: int | None = None,
+        player: str | None = None,
+        min: Decimal | None = None,
+        max: Decimal | None = None,
+        card: str | None = None,
+    ) -> None:
+        self.kind = kind
+        self.by = by
+        self.rule = rule
+        self.box = box
+        self.hand = hand
+        self.player = player
+        self.min = min
+        self.max = max
+        self.card = card
 
     def event(self, amount: Decimal | None = None) -> dict[str, Any]:
         """The event that takes this decision (``amount`` defaults to ``max``)."""
@@ -267,12 +290,13 @@ def insurance_due(rules: RuleSet, rnd: Round) -> bool:
 # --- the windows --------------------------------------------------------------------------------
 
 
-def first_decision(t: Table, box: Box) -> None:
+def first_decision(t: Table, rnd: Round, box: Box) -> None:
     """16.12: a box that could surrender decides without having been offered it."""
     box.decided = True
     if not box.surrender_offered and may_surrender(t.rules, box):
         t.flag("16.12", f"box {box.number} was not offered surrender", box.number)
         box.late_surrender = True
+        rnd.windows = True
 
 
 def card_drawn(t: Table, rnd: Round) -> None:
@@ -293,44 +317,93 @@ def card_drawn(t: Table, rnd: Round) -> None:
 
 # --- what is open now ---------------------------------------------------------------------------
 
+# The members, as module names: the hot path reads them once per call, not through the class.
+NO_MORE_BETS: Final[Kind] = Kind.NO_MORE_BETS
+OFFER_INSURANCE: Final[Kind] = Kind.OFFER_INSURANCE
+OFFER_SURRENDER: Final[Kind] = Kind.OFFER_SURRENDER
+PEEK: Final[Kind] = Kind.PEEK
+SHUFFLE: Final[Kind] = Kind.SHUFFLE
+STAND: Final[Kind] = Kind.STAND
+HIT: Final[Kind] = Kind.HIT
+DOUBLE: Final[Kind] = Kind.DOUBLE
+SPLIT: Final[Kind] = Kind.SPLIT
+SURRENDER: Final[Kind] = Kind.SURRENDER
+INSURANCE: Final[Kind] = Kind.INSURANCE
+RESCUE: Final[Kind] = Kind.RESCUE
+REFUSE: Final[Kind] = Kind.REFUSE
+ABSENT: Final[Kind] = Kind.ABSENT
+VOID: Final[Kind] = Kind.VOID
+RESHUFFLE_DISCARDS: Final[Kind] = Kind.RESHUFFLE_DISCARDS
+DEALER: Final[Role] = Role.DEALER
+SUPERVISOR: Final[Role] = Role.SUPERVISOR
+CONTROLLER: Final[Role] = Role.CONTROLLER
+PLAYER: Final[Role] = Role.PLAYER
+BACK_BETTOR: Final[Role] = Role.BACK_BETTOR
+
+
+class Fixed:
+    """The decisions that never change at a table, made once (they are shared, so never
+    change a :class:`Decision`)."""
+
+    def __init__(self, t: Table) -> None:
+        ref = t.ref
+        self.no_more_bets = (Decision(NO_MORE_BETS, DEALER, ref("late_bet")),)
+        self.void = Decision(VOID, SUPERVISOR, "16.5")
+        self.only_void = (self.void,)
+        self.reshuffle = Decision(RESHUFFLE_DISCARDS, SUPERVISOR, "16.7")
+        self.void_or_reshuffle = (self.reshuffle, self.void)
+        self.offer_insurance = Decision(OFFER_INSURANCE, DEALER, ref("insurance_window"))
+        self.peek = Decision(PEEK, DEALER, "peek")
+        self.shuffle = {
+            rule: (Decision(SHUFFLE, DEALER, rule),) for rule in ("6.3", "16.9", "16.10")
+        }
+        self.refs = {
+            key: ref(key)
+            for key in ("back_bettor", "surrender", "double", "split", "resplit", "rescue")
+        }
+        self.insurance_ref = ref("insurance_window")
+
 
 def open_decisions(t: Table) -> tuple[Decision, ...]:
     """Every decision open now, in the order the dealer's screen lists them: the dealer's
     announcements, the hand in play's decisions, the decisions open out of turn, the
     supervisor's actions."""
+    fixed = t.fixed
     rnd = t.current_round
-    out: list[Decision] = []
     if rnd is None:
         if t.shoe is None or t.reshuffle_due:
-            out.append(Decision(Kind.SHUFFLE, Role.DEALER, t.reshuffle_rule()))
-        return tuple(out)
+            return fixed.shuffle[t.reshuffle_rule()]
+        return ()
     phase = rnd.phase
     if phase is BETTING:
-        if rnd.boxes:
-            out.append(Decision(Kind.NO_MORE_BETS, Role.DEALER, t.ref("late_bet")))
-        return tuple(out)
-    if phase is CLOSED:
-        out.append(Decision(Kind.VOID, Role.SUPERVISOR, "16.5"))
-        return tuple(out)
+        return fixed.no_more_bets if rnd.boxes else ()
+    short = t.shoe is not None and t.shoe_remaining() <= 0
+    if phase is CLOSED or phase is DEALING:  # nothing to decide until the deal is done
+        return fixed.void_or_reshuffle if short and phase is DEALING else fixed.only_void
+    out: list[Decision] = []
     if not rnd.insurance_offered and (
         rnd.peek_pending
         or (rnd.insurance_open and rnd.post_deal_cards == 0 and bool(insurable(rnd)))
     ):
-        out.append(Decision(Kind.OFFER_INSURANCE, Role.DEALER, t.ref("insurance_window")))
+        out.append(fixed.offer_insurance)
     if phase is PLAY:
         _play_decisions(t, rnd, out)
-    _window_decisions(t, rnd, out)
-    if t.shoe is not None and t.shoe_remaining() <= 0:
-        out.append(Decision(Kind.RESHUFFLE_DISCARDS, Role.SUPERVISOR, "16.7"))
-    out.append(Decision(Kind.VOID, Role.SUPERVISOR, "16.5"))
+    if rnd.insurance_open or rnd.windows:
+        _window_decisions(t, rnd, out)
+    if not out:
+        return fixed.void_or_reshuffle if short else fixed.only_void
+    if short:
+        out.append(fixed.reshuffle)
+    out.append(fixed.void)
     return tuple(out)
 
 
 def _play_decisions(t: Table, rnd: Round, out: list[Decision]) -> None:
     """The decisions of the hand in play (the box's controller), in turn."""
     rules = t.rules
+    fixed = t.fixed
     if rnd.peek_pending:
-        out.append(Decision(Kind.PEEK, Role.DEALER, "peek"))
+        out.append(fixed.peek)
         return
     target = rnd.hand_in_play()
     assert target is not None
@@ -339,62 +412,59 @@ def _play_decisions(t: Table, rnd: Round, out: list[Decision]) -> None:
     n, p = box.number, box.controller
     if rnd.pending_card is not None:
         card = rnd.pending_card
-        out.append(Decision(Kind.HIT, Role.CONTROLLER, "16.4", n, idx, p, card=card))
-        out.append(Decision(Kind.REFUSE, Role.CONTROLLER, "16.4", n, idx, p, card=card))
+        out.append(Decision(HIT, CONTROLLER, "16.4", n, idx, p, card=card))
+        out.append(Decision(REFUSE, CONTROLLER, "16.4", n, idx, p, card=card))
         return
     if box.absent or len(hand.cards) < 2:
         return
+    refs = fixed.refs
     if hand.doubled:
-        ref = t.ref("back_bettor")
         for w in hand.wagers:
             if w.player != p and w.double == 0:
                 low, top = double_limits(rules, w)
-                out.append(Decision(Kind.DOUBLE, Role.BACK_BETTOR, ref, n, idx, w.player, low, top))
+                out.append(
+                    Decision(DOUBLE, BACK_BETTOR, refs["back_bettor"], n, idx, w.player, low, top)
+                )
         return
     surrender_open = not box.decided and may_surrender(rules, box)
     if surrender_open and not box.surrender_offered:
-        out.append(Decision(Kind.OFFER_SURRENDER, Role.DEALER, t.ref("surrender"), n))
-    out.append(Decision(Kind.STAND, Role.CONTROLLER, "turn", n, idx, p))
-    out.append(Decision(Kind.HIT, Role.CONTROLLER, "turn", n, idx, p))
+        out.append(Decision(OFFER_SURRENDER, DEALER, refs["surrender"], n))
+    out.append(Decision(STAND, CONTROLLER, "turn", n, idx, p))
+    out.append(Decision(HIT, CONTROLLER, "turn", n, idx, p))
     wager = hand.wager_of(p)
     if wager is not None and not double_refusal(rules, hand):
         low, top = double_limits(rules, wager)
-        out.append(Decision(Kind.DOUBLE, Role.CONTROLLER, t.ref("double"), n, idx, p, low, top))
+        out.append(Decision(DOUBLE, CONTROLLER, refs["double"], n, idx, p, low, top))
     if len(hand.cards) == 2 and not split_refusal(rules, box, hand)[0]:
-        ref = t.ref("resplit" if hand.split else "split")
-        out.append(Decision(Kind.SPLIT, Role.CONTROLLER, ref, n, idx, p))
+        ref = refs["resplit" if hand.split else "split"]
+        out.append(Decision(SPLIT, CONTROLLER, ref, n, idx, p))
     if surrender_open:
-        out.append(Decision(Kind.SURRENDER, Role.CONTROLLER, t.ref("surrender"), n, None, p))
-    out.append(Decision(Kind.ABSENT, Role.DEALER, "16.6", n))
+        out.append(Decision(SURRENDER, CONTROLLER, refs["surrender"], n, None, p))
+    out.append(Decision(ABSENT, DEALER, "16.6", n))
     if box.split_open is not None:
         source, new = box.split_open
-        ref = t.ref("back_bettor")
+        ref = refs["back_bettor"]
         for w in box.hands[source].wagers:
             if w.player != p and box.hands[new].wager_of(w.player) is None:
-                out.append(Decision(Kind.SPLIT, Role.BACK_BETTOR, ref, n, source, w.player))
+                out.append(Decision(SPLIT, BACK_BETTOR, ref, n, source, w.player))
 
 
 def _window_decisions(t: Table, rnd: Round, out: list[Decision]) -> None:
     """Decisions open outside the turn order: insurance, rescue, late surrender."""
     rules = t.rules
     if rnd.insurance_open:
-        rule = "16.11" if rnd.insurance_late else t.ref("insurance_window")
+        rule = "16.11" if rnd.insurance_late else t.fixed.insurance_ref
         fraction = rules.insurance_max_fraction
         for box in insurable(rnd):
             for player, amount in box.bets.items():
                 if player not in box.insurance:
+                    top = amount * fraction
                     out.append(
-                        Decision(
-                            Kind.INSURANCE,
-                            Role.PLAYER,
-                            rule,
-                            box.number,
-                            None,
-                            player,
-                            None,
-                            amount * fraction,
-                        )
+                        Decision(INSURANCE, PLAYER, rule, box.number, None, player, None, top)
                     )
+    if not rnd.windows:
+        return
+    rescue = t.fixed.refs["rescue"]
     for box in rnd.ordered_boxes():
         n = box.number
         for i, hand in enumerate(box.hands):
@@ -402,6 +472,6 @@ def _window_decisions(t: Table, rnd: Round, out: list[Decision]) -> None:
                 continue
             for w in hand.wagers:
                 if w.double > 0 and not w.rescued:
-                    out.append(Decision(Kind.RESCUE, Role.PLAYER, t.ref("rescue"), n, i, w.player))
+                    out.append(Decision(RESCUE, PLAYER, rescue, n, i, w.player))
         if box.late_surrender and may_surrender(rules, box):
-            out.append(Decision(Kind.SURRENDER, Role.CONTROLLER, "16.12", n, None, box.controller))
+            out.append(Decision(SURRENDER, CONTROLLER, "16.12", n, None, box.controller))

@@ -69,7 +69,7 @@ def on_stand(t: Table, ev: Event) -> None:
         )
         return
     if not box.decided and not hand.split:
-        decisions.first_decision(t, box)
+        decisions.first_decision(t, rnd, box)
     hand.done = True
     if rnd.offered_to == (box.number, idx):
         deal.pass_offer(t, rnd)
@@ -115,7 +115,7 @@ def on_double(t: Table, ev: Event) -> None:
         t.flag(t.ref("double_amount"), why, box.number)
         return
     if not box.decided and not hand.split:
-        decisions.first_decision(t, box)
+        decisions.first_decision(t, rnd, box)
     hand.doubled = True
     wager.double = ev.amount
     if t.rules.double_aces_count_one:  # 12.2
@@ -170,7 +170,7 @@ def on_split(t: Table, ev: Event) -> None:
         t.flag(t.ref(situation), why, box.number)
         return
     if not box.decided and not hand.split:
-        decisions.first_decision(t, box)
+        decisions.first_decision(t, rnd, box)
     aces = hand.cards[0][0] == "A"
     controller = hand.wager_of(box.controller)
     assert controller is not None

@@ -7,12 +7,17 @@ prints them as the outputs show them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
-from typing import Any
+from typing import Any, Final
 
-CENT = Decimal("0.01")
+CENT: Final = Decimal("0.01")
+
+# The classes here and in :mod:`.state` write their ``__init__`` by hand (the dataclass adds
+# equality and repr): an optional mypyc build makes them native classes, and a hand-written
+# initialiser is what it turns into a fast constructor. Treat the results as values: never
+# change one.
 
 
 @cache
@@ -25,7 +30,7 @@ def money(d: Decimal) -> str:
     return str(d.quantize(CENT))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(init=False, unsafe_hash=True, slots=True)
 class Flag:
     """An irregularity or a refused event, naming the rule (``"16.4"``, ``"12.3"``, ``"shoe"``).
 
@@ -34,9 +39,18 @@ class Flag:
 
     rule: str
     message: str
-    box: int | None = None
-    round: int = 0
-    seq: int = 0
+    box: int | None
+    round: int
+    seq: int
+
+    def __init__(
+        self, rule: str, message: str, box: int | None = None, round: int = 0, seq: int = 0
+    ) -> None:
+        self.rule = rule
+        self.message = message
+        self.box = box
+        self.round = round
+        self.seq = seq
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"rule": self.rule}
@@ -47,7 +61,7 @@ class Flag:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(init=False, unsafe_hash=True, slots=True)
 class Settlement:
     """One player's money on one box, hand and kind (``hand``, ``insurance``, ``super_bonus``,
     ``bonus_50``): what was staked and what comes back."""
@@ -58,6 +72,16 @@ class Settlement:
     kind: str
     staked: Decimal
     returned: Decimal
+
+    def __init__(
+        self, player: str, box: int, hand: int, kind: str, staked: Decimal, returned: Decimal
+    ) -> None:
+        self.player = player
+        self.box = box
+        self.hand = hand
+        self.kind = kind
+        self.staked = staked
+        self.returned = returned
 
     @property
     def net(self) -> Decimal:
@@ -75,7 +99,7 @@ class Settlement:
         }
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class RoundResult:
     """A round as the replay document shows it (``shared/spec/SCENARIO.md``).
 
@@ -91,6 +115,24 @@ class RoundResult:
     settlements: list[Settlement]
     flags: list[Flag]
 
+    def __init__(
+        self,
+        round: int,
+        status: str,
+        dealer: list[str],
+        dealer_total: int,
+        hands: list[dict[str, Any]],
+        settlements: list[Settlement],
+        flags: list[Flag],
+    ) -> None:
+        self.round = round
+        self.status = status
+        self.dealer = dealer
+        self.dealer_total = dealer_total
+        self.hands = hands
+        self.settlements = settlements
+        self.flags = flags
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "round": self.round,
@@ -102,16 +144,26 @@ class RoundResult:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(init=False, slots=True)
 class Applied:
     """What one event did: the flags it raised and the round it ended, if any.
 
     ``accepted`` is False when the event raised a flag (it was refused, or an irregularity
     procedure handled it)."""
 
-    flags: tuple[Flag, ...] = field(default=())
-    settled: RoundResult | None = None
-    accepted: bool = True
+    flags: tuple[Flag, ...]
+    settled: RoundResult | None
+    accepted: bool
+
+    def __init__(
+        self,
+        flags: tuple[Flag, ...] = (),
+        settled: RoundResult | None = None,
+        accepted: bool = True,
+    ) -> None:
+        self.flags = flags
+        self.settled = settled
+        self.accepted = accepted
 
 
-NOTHING = Applied()  # an event that raised nothing and ended nothing: shared, never changed
+NOTHING: Final = Applied()  # an event that raised nothing and ended nothing: shared

@@ -8,12 +8,14 @@ box, hand and kind), ends the round and puts its cards in the discard rack.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from controller import payouts
 from controller.cards import TEN_VALUES
 from controller.engine.results import RoundResult, Settlement, money
 from controller.engine.state import SETTLED, VOID, ZERO, Hand, Phase, Round, Wager
+
+ONE: Final = Decimal(1)
 
 if TYPE_CHECKING:
     from controller.engine.table import Table
@@ -39,6 +41,8 @@ def finish(t: Table, rnd: Round, status: Phase) -> None:
 
 def check_seen_wagers(t: Table, rnd: Round) -> None:
     """5.5 at settlement: the wagers settled against the camera's view of the box."""
+    if not rnd.seen:
+        return  # the camera has reported no box: nothing to compare
     for number, box in sorted(rnd.boxes.items()):
         seen = rnd.seen.get(number)
         if seen is None or box.void:
@@ -67,13 +71,15 @@ def outcome(t: Table, rnd: Round, hand: Hand) -> str:
 def returned(t: Table, rnd: Round, box_first: Hand, hand: Hand, result: str, w: Wager) -> Decimal:
     """What a wager (with its double) returns."""
     rules = t.rules
+    # The 11.1 odds matter only to a win that is neither doubled (12.5) nor rescued (12.8).
+    earns = result == "win" and not w.double and not w.rescued
     return payouts.returned(
         rules,
         result,
         w.amount,
         w.double,
         rescued=w.rescued,
-        ratio=payouts.odds(rules, hand.cards, hand.best, hand.natural),
+        ratio=payouts.odds(rules, hand.cards, hand.best, hand.natural) if earns else ONE,
         dealer_natural=rnd.dealer_natural,
         busted=hand.hard > 21,
         added_by_split=hand.split and hand is not box_first,
@@ -144,13 +150,13 @@ def settlement_rows(t: Table, rnd: Round, outcomes: list[str | None]) -> list[Se
             if box.void or box_outcomes[0] == "void":
                 back = amount
             elif len(rnd.dealer) >= 2 and rnd.dealer[1][0] in TEN_VALUES:
-                back = amount + amount * rules.insurance_ratio
+                back = amount + amount * payouts.insurance_ratio(rules)
             else:
                 back = ZERO
             rows.setdefault((number, player), []).append(
                 Settlement(player, number, 0, "insurance", amount, back)
             )
-        if rules.super_bonus:
+        if rules.super_bonus and dealer_first is not None and dealer_first[0] == "7":  # 11.2
             for i, hand in enumerate(box.hands):
                 if box_outcomes[i] == "void":
                     continue

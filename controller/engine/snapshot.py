@@ -427,6 +427,9 @@ def _read_round(at: _At, setup: TableSetup) -> Round:
         if number not in rnd.boxes or i >= len(rnd.boxes[number].hands):
             raise offered.fail(f"box {number} has no hand {i}")
     rnd.damaged = at.key("damaged").cards()
+    rnd.windows = any(
+        box.late_surrender or any(h.rescue_open for h in box.hands) for box in rnd.boxes.values()
+    )
     for pair in at.key("seen").items():
         n, amount = pair.items(2)
         rnd.seen[n.count(1)] = amount.money()

@@ -7,14 +7,15 @@ Plain data with small queries; the rooms of the engine (:mod:`~controller.engine
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
+from typing import Final
 
 from controller.cards import VALUE
 from controller.engine.results import Flag
 
-ZERO = Decimal(0)
+ZERO: Final = Decimal(0)
 
 
 class Phase(StrEnum):
@@ -30,26 +31,35 @@ class Phase(StrEnum):
     VOID = "void"
 
 
-# Module-level names for the hot path (one global lookup instead of two).
-BETTING = Phase.BETTING
-CLOSED = Phase.CLOSED
-DEALING = Phase.DEALING
-PLAY = Phase.PLAY
-DEALER = Phase.DEALER
-SETTLED = Phase.SETTLED
-VOID = Phase.VOID
-LIVE_PHASES = frozenset({DEALING, PLAY, DEALER})  # cards are out
-OPEN_PHASES = frozenset({BETTING, CLOSED})  # wagers still count
+# Module-level names for the hot path (one lookup instead of two; constants under mypyc).
+# Typed Phase, not each its literal: a phase changes under calls mypy cannot see into, so no
+# comparison may narrow it.
+BETTING: Final[Phase] = Phase.BETTING
+CLOSED: Final[Phase] = Phase.CLOSED
+DEALING: Final[Phase] = Phase.DEALING
+PLAY: Final[Phase] = Phase.PLAY
+DEALER: Final[Phase] = Phase.DEALER
+SETTLED: Final[Phase] = Phase.SETTLED
+VOID: Final[Phase] = Phase.VOID
+LIVE_PHASES: Final = frozenset({DEALING, PLAY, DEALER})  # cards are out
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class Wager:
     """One player's money on one hand: the wager, any double, and whether it was rescued."""
 
     player: str
     amount: Decimal
-    double: Decimal = ZERO
-    rescued: bool = False
+    double: Decimal
+    rescued: bool
+
+    def __init__(
+        self, player: str, amount: Decimal, double: Decimal = ZERO, rescued: bool = False
+    ) -> None:
+        self.player = player
+        self.amount = amount
+        self.double = double
+        self.rescued = rescued
 
 
 def soft_total(hard: int, free_aces: int) -> tuple[int, bool]:
@@ -59,24 +69,42 @@ def soft_total(hard: int, free_aces: int) -> tuple[int, bool]:
     return hard, False
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class Hand:
     """A box's hand. Change its cards only through :meth:`add` and :meth:`take_last`."""
 
     box: int
     wagers: list[Wager]
-    cards: list[str] = field(default_factory=list)
-    split: bool = False  # formed by splitting (cannot make a natural, 13.4(c))
-    split_aces: bool = False
-    doubled: bool = False
-    aces_fixed: int = 0  # 12.2: initial aces that count 1 once doubled
-    done: bool = False
-    refused: bool = False  # 16.4: refused an error card, no more cards
-    void: bool = False
-    surrendered: bool = False
-    rescue_open: bool = False
-    hard: int = 0  # the total with every ace counted 1
-    aces: int = 0  # aces among the cards
+    cards: list[str]
+    split: bool  # formed by splitting (cannot make a natural, 13.4(c))
+    split_aces: bool
+    doubled: bool
+    aces_fixed: int  # 12.2: initial aces that count 1 once doubled
+    done: bool
+    refused: bool  # 16.4: refused an error card, no more cards
+    void: bool
+    surrendered: bool
+    rescue_open: bool
+    hard: int  # the total with every ace counted 1
+    aces: int  # aces among the cards
+
+    def __init__(
+        self, box: int, wagers: list[Wager], *, split: bool = False, split_aces: bool = False
+    ) -> None:
+        self.box = box
+        self.wagers = wagers
+        self.cards = []
+        self.split = split
+        self.split_aces = split_aces
+        self.doubled = False
+        self.aces_fixed = 0
+        self.done = False
+        self.refused = False
+        self.void = False
+        self.surrendered = False
+        self.rescue_open = False
+        self.hard = 0
+        self.aces = 0
 
     def add(self, card: str) -> None:
         self.cards.append(card)
@@ -119,61 +147,114 @@ class Hand:
         return None
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class Box:
     """A betting box: its players' initial wagers (in betting order), its controller, its hands."""
 
     number: int
     bets: dict[str, Decimal]  # player -> initial wager, in betting order
     controller: str
-    hands: list[Hand] = field(default_factory=list)
-    absent: bool = False
-    void: bool = False
-    surrendered: bool = False
-    surrender_offered: bool = False
-    late_surrender: bool = False  # 16.12: may still surrender until its next card
-    decided: bool = False
-    insurance: dict[str, Decimal] = field(default_factory=dict)
-    split_open: tuple[int, int] | None = None  # (source hand, new hand) open to back-bettors
+    hands: list[Hand]
+    absent: bool
+    void: bool
+    surrendered: bool
+    surrender_offered: bool
+    late_surrender: bool  # 16.12: may still surrender until its next card
+    decided: bool
+    insurance: dict[str, Decimal]
+    split_open: tuple[int, int] | None  # (source hand, new hand) open to back-bettors
+
+    def __init__(self, number: int, bets: dict[str, Decimal], controller: str) -> None:
+        self.number = number
+        self.bets = bets
+        self.controller = controller
+        self.hands = []
+        self.absent = False
+        self.void = False
+        self.surrendered = False
+        self.surrender_offered = False
+        self.late_surrender = False
+        self.decided = False
+        self.insurance = {}
+        self.split_open = None
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class Shoe:
     """The shoe loaded: its decks, the cutting card, the deck serials, the cards read from it."""
 
     decks: int
     cut_card: int | None
     serials: frozenset[str] | None
-    counts: dict[str, int] = field(default_factory=dict)
-    read: set[tuple[str, str]] = field(default_factory=set)
-    drawn: int = 0
-    cut_out: bool = False
-    recorded: bool = True  # False when cards came with no shuffle on record
+    counts: dict[str, int]
+    read: set[tuple[str, str]]
+    drawn: int
+    cut_out: bool
+    recorded: bool  # False when cards came with no shuffle on record
+
+    def __init__(
+        self,
+        decks: int,
+        cut_card: int | None,
+        serials: frozenset[str] | None,
+        recorded: bool = True,
+    ) -> None:
+        self.decks = decks
+        self.cut_card = cut_card
+        self.serials = serials
+        self.counts = {}
+        self.read = set()
+        self.drawn = 0
+        self.cut_out = False
+        self.recorded = recorded
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class Round:
     """One round from its first bet until it is settled or void."""
 
     number: int
-    boxes: dict[int, Box] = field(default_factory=dict)
-    phase: Phase = BETTING
-    deal_queue: list[int] = field(default_factory=list)  # box numbers; 0 = the dealer
-    dealer: list[str] = field(default_factory=list)
-    flags: list[Flag] = field(default_factory=list)
-    insurance_offered: bool = False
-    insurance_open: bool = False
-    insurance_late: bool = False  # 16.11: open until the dealer's second card
-    post_deal_cards: int = 0  # cards dealt after the initial deal
-    peek_pending: bool = False
-    pending_card: str | None = None  # 16.4: exposed error card on offer
-    offered_to: tuple[int, int] | None = None
-    damaged: list[str] = field(default_factory=list)
-    seen: dict[int, Decimal] = field(default_factory=dict)  # the camera's stable wager per box
-    order: list[Box] | None = None  # fixed once the deal starts: no box joins after that
-    dealer_hard: int = 0  # the dealer's total with aces as 1
-    dealer_aces: int = 0
-    turn: int = 0  # index in ``order`` of the first box that may still have a hand to play
+    boxes: dict[int, Box]
+    phase: Phase
+    deal_queue: list[int]  # box numbers; 0 = the dealer
+    dealer: list[str]
+    flags: list[Flag]
+    insurance_offered: bool
+    insurance_open: bool
+    insurance_late: bool  # 16.11: open until the dealer's second card
+    post_deal_cards: int  # cards dealt after the initial deal
+    peek_pending: bool
+    pending_card: str | None  # 16.4: exposed error card on offer
+    offered_to: tuple[int, int] | None
+    damaged: list[str]
+    seen: dict[int, Decimal]  # the camera's stable wager per box
+    order: list[Box] | None  # fixed once the deal starts: no box joins after that
+    dealer_hard: int  # the dealer's total with aces as 1
+    dealer_aces: int
+    turn: int  # index in ``order`` of the first box that may still have a hand to play
+    windows: bool  # a rescue (12.8) or late surrender (16.12) window may be open
+
+    def __init__(self, number: int, phase: Phase = BETTING) -> None:
+        self.number = number
+        self.boxes = {}
+        self.phase = phase
+        self.deal_queue = []
+        self.dealer = []
+        self.flags = []
+        self.insurance_offered = False
+        self.insurance_open = False
+        self.insurance_late = False
+        self.post_deal_cards = 0
+        self.peek_pending = False
+        self.pending_card = None
+        self.offered_to = None
+        self.damaged = []
+        self.seen = {}
+        self.order = None
+        self.dealer_hard = 0
+        self.dealer_aces = 0
+        self.turn = 0
+        self.windows = False
 
     def ordered_boxes(self) -> list[Box]:
         if self.order is not None:

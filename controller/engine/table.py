@@ -9,10 +9,10 @@ it. It decides nothing itself.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from controller.engine import betting, deal, irregular, play, shoe, snapshot, view
-from controller.engine.decisions import Decision, open_decisions
+from controller.engine.decisions import Decision, Fixed, open_decisions
 from controller.engine.results import NOTHING, Applied, Flag, RoundResult
 from controller.engine.state import SETTLED, VOID, Hand, Round, Shoe
 from controller.engine.view import Due
@@ -21,7 +21,7 @@ from controller.rules import RuleSet
 
 Handler = Callable[["Table", Event], None]
 
-HANDLERS: dict[str, Handler] = {
+HANDLERS: Final[dict[str, Handler]] = {
     "shuffle": shoe.on_shuffle,
     "bet": betting.on_bet,
     "no_more_bets": betting.on_no_more_bets,
@@ -75,6 +75,8 @@ class Table:
         self.cards_per_deck = rules.cards_per_deck()
         self.no_hole_card = rules.hole_card == "none"
         self.hole_card_peek = rules.hole_card == "peek"
+        self._refs = dict(rules.rule_refs)
+        self.fixed = Fixed(self)
         # What the event being applied did.
         self._flags: list[Flag] | None = None
         self._settled: RoundResult | None = None
@@ -84,11 +86,20 @@ class Table:
 
     def apply(self, ev: Event) -> Applied:
         """Apply one event; return the flags it raised and the round it ended, if any."""
+        self._begin()
+        HANDLERS[ev.type](self, ev)
+        return self._what_it_did()
+
+    def _begin(self) -> None:
         self.seq += 1
         self._flags = None
         self._settled = None
-        HANDLERS[ev.type](self, ev)
-        flags, settled = self._flags, self._settled
+
+    def _what_it_did(self) -> Applied:
+        # Read in a method of its own: the attributes were reset in another (for mypyc, whose
+        # narrowing of an attribute set to None would otherwise outlive the handler's call).
+        flags = self._flags
+        settled = self._settled
         if flags is None:
             return NOTHING if settled is None else Applied((), settled, True)
         return Applied(tuple(flags), settled, False)
@@ -164,7 +175,7 @@ class Table:
 
     def ref(self, situation: str) -> str:
         """The rule a flag for ``situation`` names in this game (``rule_refs``)."""
-        return self.rules.ref(situation)
+        return self._refs.get(situation, situation)
 
     def open_round(self) -> Round:
         rnd = Round(number=self.rounds_played + 1)

@@ -9,3 +9,7 @@
 - :mod:`controller.sim.runner` — splits a run into fixed seeded chunks over worker processes;
 - :mod:`controller.sim.command` — the ``floorctl simulate`` subcommand.
 """
+
+from controller.engine import native
+
+native.check()  # the simulator's compiled modules too: never a stale build

@@ -21,8 +21,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from decimal import Decimal
+from typing import Final
 
-from controller.engine import Decision, Kind, RoundResult, Table
+from controller.cards import ALL_CODES
+from controller.engine import Decision, Kind, Role, RoundResult, Table
 from controller.engine.decisions import SCREEN_KINDS
 from controller.events import Event, parse_event, parse_setup
 from controller.sim.runner import SimConfig
@@ -30,13 +32,20 @@ from controller.sim.shoe import SimShoe
 from controller.sim.stats import Tally
 from controller.sim.strategy import Strategy, load_strategy
 
-BOX = 1
-PLAYER = "sim"
-PLAY_ACTIONS = frozenset({"stand", "hit", "double", "split", "surrender"})
-MAX_STEPS = 400  # events in one round; far beyond any legal round
+BOX: Final = 1
+PLAYER: Final = "sim"
+PLAY_ACTIONS: Final = frozenset({Kind.STAND, Kind.HIT, Kind.DOUBLE, Kind.SPLIT, Kind.SURRENDER})
+OFFER_INSURANCE: Final[Kind] = Kind.OFFER_INSURANCE
+OFFER_SURRENDER: Final[Kind] = Kind.OFFER_SURRENDER
+PEEK: Final[Kind] = Kind.PEEK
+SHUFFLE: Final[Kind] = Kind.SHUFFLE
+INSURANCE: Final[Kind] = Kind.INSURANCE
+RESCUE: Final[Kind] = Kind.RESCUE
+SUPERVISOR: Final[Role] = Role.SUPERVISOR
+MAX_STEPS: Final = 400  # events in one round; far beyond any legal round
 
 
-class SimulationError(RuntimeError):
+class SimulationError(Exception):
     """The engine and the simulator disagree about what is due: a defect, not a rule breach."""
 
 
@@ -63,7 +72,9 @@ class RoundPlayer:
         )
         self.bet = config.bet
         # Events that never change, parsed once through the public parser.
-        self._card_events: dict[str, Event] = {}
+        self._card_events = {
+            card: parse_event({"type": "card", "card": card}) for card in ALL_CODES
+        }
         self._bet = parse_event(
             {"type": "bet", "box": BOX, "player": PLAYER, "amount": str(self.bet)}
         )
@@ -100,6 +111,7 @@ class RoundPlayer:
             self._settled = applied.settled
 
     def _deal(self) -> None:
+        """The next card out of the shoe (the cutting card first if it is next)."""
         shoe = self.shoe
         if shoe.at_cut_card:
             self._apply(self._cut_card)
@@ -108,11 +120,7 @@ class RoundPlayer:
         if shoe.empty:
             self._apply(parse_event(shoe.reshuffle_discards()))
             self._shuffle_due = True
-        card = shoe.draw()
-        ev = self._card_events.get(card)
-        if ev is None:
-            ev = self._card_events[card] = parse_event({"type": "card", "card": card})
-        self._apply(ev)
+        self._apply(self._card_events[shoe.draw()])
 
     # --- rounds ---------------------------------------------------------------------------
 
@@ -129,38 +137,41 @@ class RoundPlayer:
         if self._shuffle_due:
             self._apply(parse_event(self.shoe.shuffle()))
             self._shuffle_due = False
-        self.shoe.start_round()
-        self._settled = None
-        self._rescued = set()
-        self._insured = 0
+        self._begin_round()
         self._apply(self._bet)
         self._apply(self._no_more_bets)
         offered_insurance = offered_surrender = False
         considered: set[tuple[str, int, int]] = set()
+        open_decisions = table.open_decisions
         for _ in range(MAX_STEPS):
             if self._settled is not None:
                 break
-            mine: list[Decision] = []
+            mine: list[Decision] | None = None
             peek = False
             announce: Event | None = None
-            for d in table.open_decisions():
+            for d in open_decisions():
                 kind = d.kind
-                if kind is Kind.OFFER_INSURANCE:
+                if d.by is SUPERVISOR:
+                    continue
+                if kind is OFFER_INSURANCE:
                     if not offered_insurance and announce is None:
                         offered_insurance = True
                         announce = self._offer_insurance
-                elif kind is Kind.OFFER_SURRENDER:
+                elif kind is OFFER_SURRENDER:
                     if not offered_surrender and announce is None:
                         offered_surrender = True
                         announce = self._offer_surrender
-                elif kind is Kind.PEEK:
+                elif kind is PEEK:
                     peek = True
                 elif d.box == BOX and kind in SCREEN_KINDS:
-                    mine.append(d)
+                    if mine is None:
+                        mine = [d]
+                    else:
+                        mine.append(d)
             if announce is not None:
                 self._apply(announce)
                 continue
-            if mine and self._decide(mine, considered):
+            if mine is not None and self._decide(mine, considered):
                 continue
             if peek:
                 self._apply(self._peek)
@@ -175,7 +186,7 @@ class RoundPlayer:
             raise SimulationError(f"round did not end within {MAX_STEPS} steps")
         result = self._settled
         assert result is not None
-        if any(d.kind is Kind.SHUFFLE for d in table.open_decisions()):
+        if any(d.kind is SHUFFLE for d in open_decisions()):
             self._shuffle_due = True  # the engine says a shuffle is due before the next round
         if self.shoe.at_cut_card:
             # The cutting card is next out of the shoe: it comes out now, and the dealer
@@ -186,21 +197,28 @@ class RoundPlayer:
         self._record(result)
         return result
 
+    def _begin_round(self) -> None:
+        # Reset in a method of its own: mypyc would take _settled, set to None here, for None
+        # all through play_round.
+        self.shoe.start_round()
+        self._settled = None
+        self._rescued = set()
+        self._insured = 0
+
     def _decide(self, decisions: list[Decision], considered: set[tuple[str, int, int]]) -> bool:
         """Answer the decisions open for the box; False when none needs an answer now."""
         table = self.table
-        actions = {str(d.kind) for d in decisions}
-        hand_idx = next((d.hand or 0 for d in decisions if d.kind in PLAY_ACTIONS), None)
+        actions = {d.kind for d in decisions}
         rnd = table.current_round
         up = rnd.dealer[0] if rnd is not None and rnd.dealer else None
-        if "insurance" in actions and ("insurance", 0, 0) not in considered:
+        if INSURANCE in actions and ("insurance", 0, 0) not in considered:
             considered.add(("insurance", 0, 0))
             if self.strategy.insurance:
                 self._insured += 1
                 self._apply(self._insure)
                 return True
-        if "rescue" in actions:
-            rescue = next(d for d in decisions if d.kind is Kind.RESCUE)
+        if RESCUE in actions:
+            rescue = next(d for d in decisions if d.kind is RESCUE)
             idx = rescue.hand or 0
             hand = table.hand(BOX, idx)
             key = ("rescue", idx, len(hand.cards))
@@ -210,9 +228,10 @@ class RoundPlayer:
                     self._rescued.add(idx)
                     self._apply(self._rescue)
                     return True
+        hand_idx = next((d.hand or 0 for d in decisions if d.kind in PLAY_ACTIONS), None)
         if hand_idx is None or up is None:
             return False
-        cards = list(table.hand(BOX, hand_idx).cards)
+        cards = table.hand(BOX, hand_idx).cards
         action = self.strategy.decide(cards, up, actions & PLAY_ACTIONS)
         if action == "hit":
             self._deal()
