@@ -123,4 +123,4 @@ def test_the_bot_answers_back_bettors_insurance_and_offers() -> None:
         players = {(e["type"], e.get("player", "")[:1]) for e in service.log}
         kinds |= {f"{t}:back" for t, p in players if p == "b" and t in ("double", "split")}
     assert {"offer_surrender", "offer_insurance", "double", "split"} <= kinds
-    assert {"double:back"} <= kinds
+    assert {"double:back", "split:back"} <= kinds

@@ -415,9 +415,12 @@ def _play_decisions(t: Table, rnd: Round, out: list[Decision]) -> None:
         out.append(Decision(HIT, CONTROLLER, "16.4", n, idx, p, card=card))
         out.append(Decision(REFUSE, CONTROLLER, "16.4", n, idx, p, card=card))
         return
-    if box.absent or len(hand.cards) < 2:
+    if box.absent:
         return
     refs = fixed.refs
+    if len(hand.cards) < 2:  # a split hand waiting for its second card
+        _follow_split(box, p, refs["back_bettor"], out)
+        return
     if hand.doubled:
         for w in hand.wagers:
             if w.player != p and w.double == 0:
@@ -441,12 +444,18 @@ def _play_decisions(t: Table, rnd: Round, out: list[Decision]) -> None:
     if surrender_open:
         out.append(Decision(SURRENDER, CONTROLLER, refs["surrender"], n, None, p))
     out.append(Decision(ABSENT, DEALER, "16.6", n))
-    if box.split_open is not None:
-        source, new = box.split_open
-        ref = refs["back_bettor"]
-        for w in box.hands[source].wagers:
-            if w.player != p and box.hands[new].wager_of(w.player) is None:
-                out.append(Decision(SPLIT, BACK_BETTOR, ref, n, source, w.player))
+    _follow_split(box, p, refs["back_bettor"], out)
+
+
+def _follow_split(box: Box, controller: str, ref: str, out: list[Decision]) -> None:
+    """15.3: after the controller splits, each back-bettor may match the split, until the next
+    card."""
+    if box.split_open is None:
+        return
+    source, new = box.split_open
+    for w in box.hands[source].wagers:
+        if w.player != controller and box.hands[new].wager_of(w.player) is None:
+            out.append(Decision(SPLIT, BACK_BETTOR, ref, box.number, source, w.player))
 
 
 def _window_decisions(t: Table, rnd: Round, out: list[Decision]) -> None:
