@@ -220,3 +220,10 @@ def test_legal_play_settles_every_round_and_replays_identically(game: str, seed:
         "rules": {},
     }
     assert replay_dicts([setup, *log]) == doc
+
+
+def test_every_event_type_has_the_room_that_owns_it() -> None:
+    from controller.engine.table import HANDLERS
+    from controller.events import EVENT_TYPES
+
+    assert set(HANDLERS) == set(EVENT_TYPES)

@@ -17,8 +17,10 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,14 +61,29 @@ def clean() -> None:
 
 
 def build() -> None:
+    """Compile in a child process, its compiler output kept back unless the build fails."""
+    clean()
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--compile"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout + proc.stderr)
+        raise SystemExit(f"build_native: mypyc failed (exit status {proc.returncode})")
+    MANIFEST.write_text(json.dumps(source_digests(), indent=1, sort_keys=True) + "\n")
+    print(f"compiled {len(MODULES)} modules: {len(built_files())} extension files")
+
+
+def compile_in_place() -> None:
     from mypyc.build import mypycify
     from setuptools import setup
 
-    clean()
     work = Path(tempfile.mkdtemp(prefix="floorctl-native-"))
-    here = Path.cwd()
     try:
         os.chdir(ROOT)
+        warnings.simplefilter("ignore")  # setuptools' notes on the project's own pyproject
         setup(
             name="floorctl-native",
             ext_modules=mypycify(list(MODULES), group_name=GROUP, target_dir=str(work / "c")),
@@ -77,21 +94,20 @@ def build() -> None:
                 str(work / "tmp"),
                 "--build-lib",
                 str(work / "lib"),
-                "-q",
             ],
         )
     finally:
-        os.chdir(here)
         shutil.rmtree(work, ignore_errors=True)
-    MANIFEST.write_text(json.dumps(source_digests(), indent=1, sort_keys=True) + "\n")
-    print(f"compiled {len(MODULES)} modules: {len(built_files())} extension files")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--clean", action="store_true", help="remove the compiled build")
+    ap.add_argument("--compile", action="store_true", help=argparse.SUPPRESS)  # the child's part
     args = ap.parse_args()
-    if args.clean:
+    if args.compile:
+        compile_in_place()
+    elif args.clean:
         clean()
         print("removed the compiled engine: the pure-Python engine runs")
     else:

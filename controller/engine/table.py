@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from controller.engine import betting, deal, irregular, play, shoe, snapshot, view
+from controller.engine import betting, deal, irregular, play, settle, shoe, snapshot, view
 from controller.engine.decisions import Decision, Fixed, open_decisions
 from controller.engine.results import NOTHING, Applied, Flag, RoundResult
 from controller.engine.state import SETTLED, VOID, Hand, Round, Shoe
@@ -132,12 +132,10 @@ class Table:
 
     def result(self) -> dict[str, Any]:
         """The whole replay document: every round kept, the one in progress included."""
-        from controller.engine.settle import round_result
-
         rounds = [r.to_dict() for r in self.rounds]
         rnd = self.current_round
         if rnd is not None and rnd.phase is not SETTLED and rnd.phase is not VOID:
-            rounds.append(round_result(self, rnd, "incomplete").to_dict())
+            rounds.append(settle.round_result(self, rnd, "incomplete").to_dict())
         return {"game": self.setup.game, "table_id": self.setup.table_id, "rounds": rounds}
 
     # ----- the checkpoint -------------------------------------------------------------------
