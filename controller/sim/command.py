@@ -233,6 +233,8 @@ def format_report(doc: dict[str, Any]) -> str:
     natural = doc.get("natural_name") or "natural"
     rules = ", ".join(f"{k}={v}" for k, v in doc["rules"].items()) or "rule set defaults"
     n = doc["rounds"]
+    # From the unrounded figures: the *_percent fields are rounded to 4 places already.
+    he, se = doc["house_edge"] * 100, doc["standard_error"] * 100
     out = [
         f"{doc['game']}: {n:,} rounds, seed {doc['seed']}, bet {doc['bet']}, "
         f"{doc['decks']} decks, penetration {doc['penetration']:.0%}",
@@ -240,10 +242,8 @@ def format_report(doc: dict[str, Any]) -> str:
         f"settings: {describe_settings(doc['settings'])}",
         f"strategy: {doc['strategy']['name']} ({doc['strategy']['file']})",
         "",
-        f"house edge      {doc['house_edge_percent']:+.3f}%  "
-        f"± {doc['standard_error_percent']:.3f}% (1 standard error)",
-        f"95% interval    {doc['house_edge_percent'] - 1.96 * doc['standard_error_percent']:+.3f}% "
-        f"to {doc['house_edge_percent'] + 1.96 * doc['standard_error_percent']:+.3f}%",
+        f"house edge      {he:+.3f}%  ± {se:.3f}% (1 standard error)",
+        f"95% interval    {he - 1.96 * se:+.3f}% to {he + 1.96 * se:+.3f}%",
         f"sd per round    {doc['sd_per_round_units']:.3f} units",
         f"hands played    {doc['hands']:,}",
         "",
