@@ -10,7 +10,7 @@ OS_PACKAGES := libzbar0 socat
 # chromium: the browser tests drive Debian's Chromium with Playwright.
 OS_TEST_PACKAGES := chromium
 
-.PHONY: demo test lint replay-examples bench clean
+.PHONY: demo test test-native native clean-native lint replay-examples bench clean
 
 define apt_install
 	@mkdir -p $(VENV)
@@ -43,11 +43,37 @@ replay-examples: $(STAMP)
 
 test: $(STAMP) $(OS_TEST_STAMP)
 	@bash .ci/ensure-postgres
-	$(BIN)/python -m pytest -q
+	FLOORCTL_EXPECT_NATIVE=0 $(BIN)/python -m pytest -q
+	@$(MAKE) --no-print-directory test-native
+
+# The optional compiled engine (mypyc): built in place by `make native`, removed by
+# `make clean-native`. `make test-native` builds it in a copy of the tree and runs the engine
+# and simulator tests against that copy (the pure-Python run above is the rest of `make test`).
+NATIVE_COPY := $(VENV)/native-copy
+NATIVE_TESTS := tests/test_native_build.py tests/test_pontoon_rules.py \
+	tests/test_blackjack_rules.py tests/test_irregularities.py tests/test_rescue_12_8.py \
+	tests/test_due.py tests/test_examples.py tests/test_properties.py tests/test_snapshot.py \
+	tests/test_dealer_bot.py tests/test_simulate_run.py tests/test_simulate_strategy.py \
+	tests/test_replay_cli.py
+
+native: $(STAMP)
+	$(BIN)/python tools/build_native.py
+
+clean-native: $(STAMP)
+	$(BIN)/python tools/build_native.py --clean
+
+test-native: $(STAMP)
+	@rm -rf $(NATIVE_COPY) && mkdir -p $(NATIVE_COPY)
+	@cp -r controller config tools $(NATIVE_COPY)/
+	@find $(NATIVE_COPY) \( -name '*.so' -o -name __pycache__ -o -name _native.json \) -prune -exec rm -rf {} +
+	$(BIN)/python $(NATIVE_COPY)/tools/build_native.py
+	cd $(NATIVE_COPY) && PYTHONPATH=$(abspath $(NATIVE_COPY)) FLOORCTL_EXPECT_NATIVE=1 \
+		$(abspath $(BIN))/python -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) \
+		-c $(CURDIR)/pyproject.toml $(addprefix $(CURDIR)/,$(NATIVE_TESTS))
 
 lint: $(STAMP)
-	$(BIN)/ruff check controller drivers tests hil_tests benchmarks
-	$(BIN)/ruff format --check controller drivers tests hil_tests benchmarks
+	$(BIN)/ruff check controller drivers tests hil_tests benchmarks tools
+	$(BIN)/ruff format --check controller drivers tests hil_tests benchmarks tools
 	$(BIN)/mypy
 
 bench: $(STAMP)
@@ -55,3 +81,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	find controller -name '*.so' -delete; rm -f controller/engine/_native.json

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import ROUND_DOWN, Decimal
 
-from controller.cards import VALUE
 from controller.rules import RuleSet
 
 ZERO = Decimal(0)
@@ -17,14 +16,25 @@ CENT = Decimal("0.01")
 _TRIOS = (["6", "7", "8"], ["7", "7", "7"])
 
 
-def is_natural(cards: Sequence[str], split: bool) -> bool:
-    """An ace and a ten-value card as the first two cards of an original hand (13.4(c))."""
-    return (
-        not split
-        and len(cards) == 2
-        and VALUE[cards[0]] + VALUE[cards[1]] == 11
-        and "A" in (cards[0][0], cards[1][0])
-    )
+_RATIOS: dict[tuple[str, str], Decimal] = {}
+
+
+def natural_ratio(rules: RuleSet) -> Decimal:
+    """The rule set's natural odds (``natural_pays``), parsed once per text."""
+    key = ("natural", rules.natural_pays)
+    ratio = _RATIOS.get(key)
+    if ratio is None:
+        ratio = _RATIOS[key] = rules.natural_ratio
+    return ratio
+
+
+def insurance_ratio(rules: RuleSet) -> Decimal:
+    """The rule set's insurance odds (``insurance_pays``), parsed once per text."""
+    key = ("insurance", rules.insurance_pays)
+    ratio = _RATIOS.get(key)
+    if ratio is None:
+        ratio = _RATIOS[key] = rules.insurance_ratio
+    return ratio
 
 
 def outcome(
@@ -47,7 +57,7 @@ def outcome(
 def odds(rules: RuleSet, cards: Sequence[str], total: int, natural: bool) -> Decimal:
     """11.1: the best odds category a winning, undoubled wager on this hand earns."""
     if natural:
-        return rules.natural_ratio
+        return natural_ratio(rules)
     if not rules.bonus_odds:
         return Decimal(1)
     n = len(cards)
@@ -103,13 +113,15 @@ def returned(
     Odd cents in a payout are rounded down.
     """
     staked = amount + double
-    if result in ("void", "push"):
+    if result == "void":  # 16.5: every wager returned
+        return staked
+    if rescued:  # 12.8: the double comes back and the original is forfeit, whatever the dealer
+        return double  # makes: a stand-off, a bust, a pontoon (12.7) alike
+    if result == "push":
         return staked
     if result == "surrender":  # 9.5
         lost_all = dealer_natural and rules.surrender_lost_to_dealer_natural
         return ZERO if lost_all else (amount / 2).quantize(CENT, ROUND_DOWN)
-    if rescued:  # 12.8: the double comes back, the original is forfeit
-        return double
     if result == "lose":
         if not dealer_natural or busted:
             return ZERO

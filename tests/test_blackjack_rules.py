@@ -122,6 +122,18 @@ def test_11_3_first_hand_completed_first_and_11_4_a_second_split_up_to_the_limit
     ]
 
 
+@pytest.mark.parametrize(
+    ("second", "allowed"),
+    [("JH", True), ("QH", False), ("TH", False)],
+)
+def test_11_4_a_a_second_split_is_flagged_11_4_not_11_1(second: str, allowed: bool) -> None:
+    # J-J split; the first split hand's second card: J (J-J may split again, 11.4(a)(i)), Q (a
+    # jack and a queen may not) or T (a ten is no picture card: not the same as a jack).
+    steps = ("bet 1 ann 10", "nmb", "card JS", "card 7D", "card JC", "split 1")
+    _, flags = bj(*steps, f"card {second}", "split 1")
+    assert rules_of(flags) == ([] if allowed else ["11.4"])
+
+
 def test_blackjack_pays_3_to_2_beats_a_three_card_21_and_pushes_a_dealer_blackjack() -> None:
     table, _ = bj(
         "bet 1 ann 10",

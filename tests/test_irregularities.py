@@ -40,6 +40,70 @@ def test_16_1_face_up_card_goes_to_the_discards_and_is_not_dealt() -> None:
     assert last_round(table).hands[0]["cards"] == ["9S", "7S", "2D"]
 
 
+def test_16_1_a_face_up_card_is_not_dealt_so_it_closes_no_window() -> None:
+    # Insurance (10.3) is open "before any further cards are dealt", rescue (12.8) "before any
+    # further cards are drawn": a card found face up in the shoe is neither, so both stay open.
+    table, flags = run(
+        "bet 1 ann 10",
+        "nmb",
+        "card 5S",
+        "card AD",
+        "card 6H",
+        "offer_insurance",
+        "card 9C face_up",
+        "insurance 1 ann 5",
+        "offer_surrender 1",
+        "double 1 ann 10",
+        "card 6C",
+        "card 8C face_up",
+        "rescue 1 ann",
+        "card 7D",
+    )
+    assert rules_of(flags) == ["16.1", "16.1"]
+    r = last_round(table)
+    assert r.hands[0]["cards"] == ["5S", "6H", "6C"] and r.dealer == ["AD", "7D"]
+    n = nets(r)
+    assert n[("ann", 1, 0, "insurance")] == D(-5)  # taken, and lost to the 7
+    assert n[("ann", 1, 0, "hand")] == D(-10)  # rescued: the original wager forfeit
+    assert table.discards[:2] == ["9C", "8C"]
+
+
+def test_16_1_then_16_11_at_the_first_card_dealt_not_at_the_face_up_card() -> None:
+    # Insurance not offered: 16.11 is noticed at the first card drawn after the initial deal.
+    # A card face up in the shoe is not drawn for anyone, so the flag waits for the next card.
+    table, flags = run(
+        "bet 1 ann 10",
+        "nmb",
+        "card 9S",
+        "card AD",
+        "card 5H",
+        "offer_surrender 1",
+        "card 8C face_up",
+    )
+    assert rules_of(flags) == ["16.1"]
+    flags = feed(table, "card 2C")
+    assert rules_of(flags) == ["16.11"]
+    assert "insurance" in {d["action"] for d in table.due().decisions}  # still open (16.11)
+
+
+def test_16_1_a_face_up_card_leaves_a_back_bettors_split_open() -> None:
+    table, flags = run(
+        "bet 1 ann 10",
+        "bet 1 bob 10",
+        "nmb",
+        "card 8S",
+        "card 7D",
+        "card 8H",
+        "offer_surrender 1",
+        "split 1",
+        "card 2C face_up",
+        "split 1 bob",
+    )
+    assert rules_of(flags) == ["16.1"]
+    hands = table.hand(1, 1)
+    assert [w.player for w in hands.wagers] == ["ann", "bob"]
+
+
 def test_16_2_unexposed_error_card_is_used_as_the_next_card() -> None:
     table, flags = run(
         *DEALT,
@@ -119,6 +183,21 @@ def test_16_4_a_player_may_take_the_exposed_card() -> None:
     assert [h["cards"] for h in r.hands] == [["9S", "7S"], ["9H", "8C", "4C"]]
     assert r.dealer == ["6H", "KD", "2C"]
     assert outcomes(r) == ["lose", "win"]
+
+
+def test_16_4_an_exposed_card_drawn_in_error_for_the_dealer_is_flagged_and_dealt_to_him() -> None:
+    # 16.4 names "a player or the dealer": the dealer's second card, drawn in error and exposed,
+    # is dealt to him as though it were the next card, and flagged at that card.
+    table, flags = run(*DEALT, "offer_surrender 1", "stand 1", "offer_surrender 2", "stand 2")
+    assert flags == []
+    flags = feed(table, "card KD exposed")
+    assert rules_of(flags) == ["16.4"]
+    assert table.current_round is not None and table.current_round.dealer == ["6H", "KD"]
+    flags = feed(table, "card 2C exposed")  # 16 draws: the third card, exposed in error too
+    assert rules_of(flags) == ["16.4"]
+    r = last_round(table)
+    assert r.dealer == ["6H", "KD", "2C"] and r.dealer_total == 18
+    assert nets(r) == {("ann", 1, 0, "hand"): D(-10), ("ben", 2, 0, "hand"): D(-10)}
 
 
 def test_16_4_the_player_who_refuses_gets_no_more_cards() -> None:
@@ -274,21 +353,90 @@ def test_shoe_misread_is_flagged_and_nothing_is_dealt() -> None:
     assert table.due().phase == "closed"
 
 
-def test_dealer_stopping_short_of_the_drawing_rule() -> None:
+# Box 1 9S 9C (18) stands; the dealer 6H 8D = 14 must draw (16.5 / "dealer").
+DEALER_ON_14 = (
+    "bet 1 ann 10",
+    "nmb",
+    "card 9S",
+    "card 6H",
+    "card 9C",
+    "offer_surrender 1",
+    "stand 1",
+    "card 8D",
+)
+
+
+def test_dealer_a_round_with_the_dealers_hand_incomplete_is_not_settled() -> None:
+    # The next round's bet arrives while the dealer, on 14, must still draw. The round is not
+    # settled against a dealer short of 17: the bet is refused and flagged, the screen keeps
+    # asking for the dealer's card, and the round settles when the dealer's hand is complete.
+    table, flags = run(*DEALER_ON_14, "bet 1 ann 10", "bet 2 bob 25")
+    assert rules_of(flags) == ["dealer", "dealer"]
+    assert [f.box for f in flags] == [1, 2]
+    assert table.rounds == []
+    rnd = table.current_round
+    assert rnd is not None and rnd.number == 1 and rnd.phase == "dealer"
+    due = table.due()
+    assert due.next_card == {"to": "dealer"}
+    assert due.prompts[0] == "draw for the dealer (dealer has 14)"
+    more = feed(table, "card 3C", "bet 1 ann 10")  # 17: the dealer stands; then the next bet
+    assert more == []
+    r = table.rounds[0]
+    assert r.dealer == ["6H", "8D", "3C"] and r.status == "settled"
+    assert nets(r) == {("ann", 1, 0, "hand"): D(10)}  # 18 beats 17
+    assert rules_of(r.flags) == ["dealer", "dealer"]  # the refused bets stay on round 1
+    assert table.current_round is not None and table.current_round.number == 2
+
+
+def test_dealer_a_players_16_is_not_paid_against_a_dealer_stopped_on_14() -> None:
     table, flags = run(
         "bet 1 ann 10",
         "nmb",
         "card 9S",
         "card 6H",
-        "card 9C",
+        "card 7C",
         "offer_surrender 1",
         "stand 1",
         "card 8D",
         "bet 1 ann 10",
+        "card KC",  # the dealer's third card: 24
     )
     assert rules_of(flags) == ["dealer"]
-    assert table.rounds[0].dealer == ["6H", "8D"]
+    r = last_round(table)
+    assert r.dealer_total == 24 and nets(r) == {("ann", 1, 0, "hand"): D(10)}
+
+
+def test_16_5_a_supervisor_voids_a_round_whose_dealer_hand_cannot_be_completed() -> None:
+    table, flags = run(*DEALER_ON_14, "bet 1 ann 10", "void", "bet 1 ann 10")
+    assert rules_of(flags) == ["dealer", "16.5"]
+    r = table.rounds[0]
+    assert r.status == "void"
+    assert nets(r) == {("ann", 1, 0, "hand"): D(0)}  # the wager returned
     assert table.current_round is not None and table.current_round.number == 2
+    assert table.current_round.boxes[1].bets == {"ann": D(10)}
+
+
+def test_16_5_voiding_the_last_box_due_a_card_of_the_initial_deal_ends_the_deal() -> None:
+    # Boxes 1 and 2, no hole card: 1, 2, dealer, 1, then box 2's second card is due. Box 2 is
+    # voided: the deal is over (box 1 has its two cards), and the next card is box 1's to play.
+    table, flags = run(
+        "bet 1 ann 10",
+        "bet 2 bob 10",
+        "nmb",
+        "card 9S",
+        "card 5H",
+        "card 6D",
+        "card 7S",
+        "void 2",
+    )
+    assert rules_of(flags) == ["16.5"]
+    due = table.due()
+    assert due.phase == "play" and due.next_card == {"to": "box", "box": 1, "hand": 0}
+    flags = feed(table, "offer_surrender 1", "card 2C", "stand 1", "card AC")  # 18; dealer 17
+    assert flags == []
+    r = last_round(table)
+    assert [h["cards"] for h in r.hands] == [["9S", "7S", "2C"], ["5H"]]
+    assert nets(r) == {("ann", 1, 0, "hand"): D(10), ("bob", 2, 0, "hand"): D(0)}
 
 
 def test_5_2_and_5_5_from_the_chip_camera() -> None:

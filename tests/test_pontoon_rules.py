@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from engine_dsl import last_round, nets, outcomes, rules_of, run
+from engine_dsl import feed, last_round, nets, outcomes, rules_of, run
 
 D = Decimal
 
@@ -584,6 +584,67 @@ def test_16_12_window_closes_at_the_dealers_second_card() -> None:
     assert rules_of(flags) == ["16.12", "9"]
 
 
+def test_16_12_a_late_surrender_after_a_split_undoes_the_split() -> None:
+    # 8-8 against a 9, surrender not offered; the controller splits (16.12 flagged: the box
+    # could have surrendered) and bob follows the split. Before the first split hand's next
+    # card, the controller surrenders: the split is undone (bob's matching wager goes back),
+    # and 9.5 (9.6: for every wager on the box) forfeits half of each original wager.
+    table, flags = run(
+        "bet 1 ann 10",
+        "bet 1 bob 10",
+        "nmb",
+        "card 8S",
+        "card 9D",
+        "card 8H",
+        "split 1",
+        "split 1 bob",
+    )
+    assert rules_of(flags) == ["16.12"]
+    assert ("surrender", 1, "ann") in {
+        (d["action"], d.get("box"), d.get("player")) for d in table.due().decisions
+    }
+    flags = feed(table, "surrender 1", "card 5C")
+    assert flags == []
+    r = last_round(table)
+    assert r.dealer == ["9D", "5C"]  # nothing depends on the dealer: his second card only
+    assert r.hands == [
+        {
+            "box": 1,
+            "hand": 0,
+            "cards": ["8S", "8H"],
+            "total": 16,
+            "doubled": False,
+            "outcome": "surrender",
+        }
+    ]
+    assert [(s.player, s.staked, s.returned) for s in r.settlements] == [
+        ("ann", D(10), D(5)),
+        ("bob", D(10), D(5)),
+    ]
+
+
+def test_16_12_after_a_split_the_window_closes_at_the_boxs_next_card() -> None:
+    table, flags = run(
+        "bet 1 ann 10", "nmb", "card 8S", "card 9D", "card 8H", "split 1", "card 3C", "surrender 1"
+    )
+    assert rules_of(flags) == ["16.12", "9"]
+    assert [h.cards for h in table.current_round.boxes[1].hands] == [["8S", "3C"], ["8H"]]  # type: ignore[union-attr]
+
+
+def test_16_12_no_late_surrender_after_a_split_that_declined_an_offer() -> None:
+    _, flags = run(
+        "bet 1 ann 10",
+        "nmb",
+        "card 8S",
+        "card 9D",
+        "card 8H",
+        "offer_surrender 1",
+        "split 1",
+        "surrender 1",
+    )
+    assert rules_of(flags) == ["9"]
+
+
 def test_16_12_no_offer_needed_where_no_decision_is() -> None:
     _, flags = run(
         "bet 1 ann 10",
@@ -871,6 +932,25 @@ def test_13_4_a_resplit_up_to_three_hands_a_fourth_is_refused() -> None:
     assert rules_of(flags) == ["13.4"]
     # a hand split again puts its new hand right after itself
     assert [h["cards"] for h in r.hands] == [["8S", "8D"], ["8C", "2S"], ["8H", "3S"]]
+
+
+def test_13_4_a_a_split_hand_splits_again_only_on_a_pair_flagged_13_4_not_13_1() -> None:
+    # 13.4(a): a split hand may split again if its card from the original hand and the next
+    # card dealt to it are of the same value; 8 and 9 are not, and that refusal is 13.4's.
+    table, flags = run(
+        "bet 1 ann 10",
+        "nmb",
+        "card 8S",
+        "card 7D",
+        "card 8H",
+        "offer_surrender 1",
+        "split 1",
+        "card 9C",
+        "split 1",
+    )
+    assert rules_of(flags) == ["13.4"]
+    assert "not a pair" in flags[0].message
+    assert len(table.current_round.boxes[1].hands) == 2  # type: ignore[union-attr]
 
 
 def test_13_4_b_aces_split_once_one_card_each_and_13_4_c_no_pontoon() -> None:

@@ -15,6 +15,7 @@ from controller.sim.runner import ProgressBar, SimConfig, run
 from controller.sim.stats import Tally
 from controller.sim.strategy import strategy_path
 
+D = Decimal
 CHUNK = 400  # small chunks so that a short run is still shared out between processes
 
 
@@ -166,3 +167,38 @@ def test_cli_input_errors_name_the_option(
     rc = main(["simulate", "--rounds", "10", "--seed", "1", *args])
     assert rc == 2
     assert message in capsys.readouterr().err
+
+
+def test_money_counts_say_what_each_hands_money_did(pontoon_run: Tally) -> None:
+    d = figures(pontoon_run)["frequencies"]
+    money = sum(d[k]["count"] for k in ("won", "lost", "pushed", "surrendered", "rescued"))
+    assert money == pontoon_run.hands  # every hand's money did exactly one of these
+    assert d["rescued"]["count"] == d["rescue"]["count"] > 0
+    # A rescued hand's money is lost whatever its total did against the dealer (12.8), so the
+    # money won can only be fewer than the hands won by their totals.
+    assert d["won"]["count"] <= d["win"]["count"]
+
+
+def test_money_counts_of_one_round_worked_by_hand() -> None:
+    from controller.engine import RoundResult, Settlement
+    from controller.sim.player import PLAYER, RoundPlayer
+
+    p = RoundPlayer(config("pontoon-nz-2000"), "x")
+    p._rescued = {1}  # the round's second hand was rescued (12.8)
+    hands = [
+        {"box": 1, "hand": 0, "cards": ["8S", "9D"], "total": 17, "doubled": False},
+        {"box": 1, "hand": 1, "cards": ["8H", "3C", "6C"], "total": 17, "doubled": True},
+        {"box": 1, "hand": 2, "cards": ["8C", "KC"], "total": 18, "doubled": False},
+    ]
+    for h, outcome in zip(hands, ("push", "push", "win"), strict=True):
+        h["outcome"] = outcome
+    rows = [  # 17 v 17 stands off; the rescued 17 v 17 gets only its double back; 18 wins
+        Settlement(PLAYER, 1, 0, "hand", D(10), D(10)),
+        Settlement(PLAYER, 1, 1, "hand", D(20), D(10)),
+        Settlement(PLAYER, 1, 2, "hand", D(10), D(20)),
+    ]
+    p._record(RoundResult(1, "settled", ["9H", "8D"], 17, hands, rows, []))
+    c = p.tally.counts
+    assert (c["won"], c["lost"], c["pushed"], c["rescued"]) == (1, 0, 1, 1)
+    assert (c["win"], c["push"]) == (1, 2)  # the hands' outcomes by total, as before
+    assert p.tally.net == D(0)

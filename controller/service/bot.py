@@ -1,33 +1,49 @@
-"""The demo's dealer bot: plays the dealer's (and the players') part from `table.due()`.
+"""The demo's dealer bot: plays the dealer's (and the players') part from the engine's typed
+decisions (`Table.open_decisions()`).
 
-It reads what the engine says is due and does it: calls "no more bets", draws the next card
-when one is due, makes the offers the engine prompts for, and takes each decision the engine
-offers the way a sensible player would (the game's strategy table from
-`controller.sim.strategy`; back-bettors follow doubles and splits at random). It never
-decides what the rules allow: it only picks among the decisions `due()` lists.
+It does what the engine says is open: calls "no more bets", draws the next card when one is
+due, makes the announcements the engine lists (insurance, surrender offers, the hole-card
+check, a new shoe), and takes each players' decision the way a sensible player would (the
+game's strategy table from `controller.sim.strategy`; back-bettors follow doubles and splits
+at random). It never decides what the rules allow: it only picks among the decisions listed.
 """
 
 from __future__ import annotations
 
 import random
-import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 import structlog
 
+from controller.engine import Decision, Kind, Role
 from controller.service.core import TableService
 from controller.sim.strategy import Strategy, StrategyError, load_strategy, strategy_path
 
 log = structlog.get_logger("floorctl.bot")
 
 PLAYERS = ("ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal", "ivy")
-_SURRENDER_PROMPT = re.compile(r"offer surrender to box (\d+)")
+PLAY_KINDS = frozenset({Kind.STAND, Kind.HIT, Kind.DOUBLE, Kind.SPLIT, Kind.SURRENDER})
 
 Wagers = dict[int, Decimal]
+
+
+@dataclass
+class Look:
+    """What the bot reads from the table at one moment (under the service's lock)."""
+
+    phase: str
+    round: int
+    rounds_played: int
+    decisions: tuple[Decision, ...]
+    next_card: tuple[int | None, int | None] | None  # (box, hand); (None, None) for the dealer
+    up: str | None  # the dealer's first card
+    hands: dict[tuple[int, int], tuple[list[str], int]] = field(default_factory=dict)
+    staked: dict[int, Decimal] = field(default_factory=dict)  # box -> its initial wagers
 
 
 class DealerBot:
@@ -87,44 +103,61 @@ class DealerBot:
 
     def step(self) -> str:
         """Do the next thing the table needs; returns what was done ("wait" if nothing)."""
-        due = self.service.due()
-        phase = due.get("phase")
-        prompts = [str(p) for p in due.get("prompts") or []]
+        look = self.look()
         self.steps += 1
-        if phase == "idle":
-            return self._between_rounds(due, prompts)
+        kinds = {d.kind for d in look.decisions}
+        if look.phase == "idle":
+            return self._between_rounds(look, Kind.SHUFFLE in kinds)
         self._settled_at = None
-        if phase == "betting":
-            return self._betting(due)
-        if "offer insurance" in prompts:
-            return self._send({"type": "offer_insurance"})
-        for prompt in prompts:
-            m = _SURRENDER_PROMPT.search(prompt)
-            if m:
-                return self._send({"type": "offer_surrender", "box": int(m.group(1))})
-        decisions: list[dict[str, Any]] = list(due.get("decisions") or [])
-        done = self._window_decision(due, decisions)
+        if look.phase == "betting":
+            return self._betting(look)
+        for d in look.decisions:
+            if d.kind is Kind.OFFER_INSURANCE or d.kind is Kind.OFFER_SURRENDER:
+                return self._send(d.event())
+        done = self._window_decision(look)
         if done:
             return done
-        done = self._play_decision(due, decisions)
+        done = self._play_decision(look)
         if done:
             return done
-        if due.get("next_card"):
+        if look.next_card is not None:
             self.draw()
             return "draw"
         return "wait"
 
-    def _between_rounds(self, due: Mapping[str, Any], prompts: list[str]) -> str:
+    def look(self) -> Look:
+        """Read the table as it is now, under the service's lock (one writer at a time)."""
+        service = self.service
+        with service._lock:
+            table = service.table
+            rnd = table.current_round
+            target = table.next_card()
+            look = Look(
+                phase=str(rnd.phase) if rnd is not None else "idle",
+                round=rnd.number if rnd is not None else table.rounds_played + 1,
+                rounds_played=table.rounds_played,
+                decisions=table.open_decisions(),
+                next_card=None if target is None else (target.box, target.hand),
+                up=rnd.dealer[0] if rnd is not None and rnd.dealer else None,
+            )
+            if rnd is not None:
+                for number, box in rnd.boxes.items():
+                    look.staked[number] = sum(box.bets.values(), Decimal(0))
+                    for i, hand in enumerate(box.hands):
+                        look.hands[(number, i)] = (list(hand.cards), hand.best)
+        return look
+
+    def _between_rounds(self, look: Look, shuffle_due: bool) -> str:
         now = time.monotonic()
-        if self.service.table.rounds and self._settled_at is None:
+        if look.rounds_played and self._settled_at is None:
             self._settled_at = now
             self._placed = {}
             self.place_wagers({})  # the dealer pays and collects; players pick up their chips
         if self._settled_at is not None and now - self._settled_at < self.settle_pause:
             return "wait"  # the dealer pays and collects; the screen shows the payouts
-        if self.max_rounds and len(self.service.table.rounds) >= self.max_rounds:
+        if self.max_rounds and look.rounds_played >= self.max_rounds:
             return "wait"
-        if due.get("shoe") is None or any(p.startswith("shuffle") for p in prompts):
+        if shuffle_due:  # no shoe loaded, or the cutting card came out (16.9, 16.10)
             self.place_wagers({})  # chips collected before the shuffle
             self.new_shoe()
             return "shuffle"
@@ -137,14 +170,12 @@ class DealerBot:
             self._placed = {}
         return "wait"
 
-    def _betting(self, due: Mapping[str, Any]) -> str:
-        boxes = {b["box"]: b for b in due.get("boxes") or []}
-        arrived = all(
-            box in boxes and sum(Decimal(str(a)) for a in boxes[box]["bets"].values()) == amount
-            for box, amount in self._placed.items()
-        )
+    def _betting(self, look: Look) -> str:
+        arrived = all(look.staked.get(box) == amount for box, amount in self._placed.items())
         if not arrived and time.monotonic() - self._placed_at < 3:
             return "wait"  # the camera reports a wager once it has been still for a moment
+        if not any(d.kind is Kind.NO_MORE_BETS for d in look.decisions):
+            return "wait"
         self.service.sync_camera_bets()
         return self._send({"type": "no_more_bets"})
 
@@ -159,97 +190,71 @@ class DealerBot:
         ] or [low]
         return {box: self.rng.choice(steps) for box in boxes}
 
-    def _window_decision(self, due: Mapping[str, Any], decisions: list[dict[str, Any]]) -> str:
+    def _key(self, look: Look, d: Decision) -> tuple[Any, ...]:
+        return (look.round, str(d.kind), d.box, d.hand, d.player)
+
+    def _window_decision(self, look: Look) -> str:
         """Insurance and rescue: each player's own choice, open out of turn."""
-        rnd = due.get("round")
-        up = _up_card(due)
-        for d in decisions:
-            key = (rnd, d.get("action"), d.get("box"), d.get("hand"), d.get("player"))
+        for d in look.decisions:
+            if d.kind is not Kind.INSURANCE and d.kind is not Kind.RESCUE:
+                continue
+            key = self._key(look, d)
             if key in self._declined:
                 continue
-            if d["action"] == "insurance":
-                self._declined.add(key)
-                if self.strategy is not None and self.strategy.insurance:
-                    return self._send(
-                        {
-                            "type": "insurance",
-                            "box": d["box"],
-                            "player": d["player"],
-                            "amount": d["max"],
-                        }
-                    )
-            elif d["action"] == "rescue":
-                self._declined.add(key)
-                total = _hand_total(due, d["box"], d.get("hand", 0))
-                if (
-                    up
-                    and total is not None
-                    and self.strategy is not None
-                    and self.strategy.rescues(total, up)
-                ):
-                    return self._send({"type": "rescue", "box": d["box"], "player": d["player"]})
+            self._declined.add(key)
+            if self.strategy is None or look.up is None:
+                continue
+            if d.kind is Kind.INSURANCE:
+                if self.strategy.insurance:
+                    return self._send(d.event())
+            else:
+                assert d.box is not None and d.hand is not None
+                total = look.hands[(d.box, d.hand)][1]
+                if self.strategy.rescues(total, look.up):
+                    return self._send(d.event())
         return ""
 
-    def _play_decision(self, due: Mapping[str, Any], decisions: list[dict[str, Any]]) -> str:
-        rnd = due.get("round")
-        nxt = due.get("next_card") or {}
-        controllers = {b["box"]: b.get("controller") for b in due.get("boxes") or []}
+    def _play_decision(self, look: Look) -> str:
         # Back-bettors following a double or a split: each their own choice.
-        for d in decisions:
-            if d["action"] not in ("double", "split"):
+        for d in look.decisions:
+            if d.by is not Role.BACK_BETTOR:
                 continue
-            if d.get("player") == controllers.get(d.get("box")):
-                continue
-            key = (rnd, d["action"], d.get("box"), d.get("hand"), d.get("player"))
+            key = self._key(look, d)
             if key in self._declined:
                 continue
             self._declined.add(key)
             if self.rng.random() < 0.5:
-                if d["action"] == "double":
-                    return self._send(
-                        {
-                            "type": "double",
-                            "box": d["box"],
-                            "player": d["player"],
-                            "amount": d["max"],
-                        }
-                    )
-                return self._send({"type": "split", "box": d["box"], "player": d["player"]})
-        # 16.4: an exposed error card offered to the box in play.
-        offered = {d["action"] for d in decisions if d.get("box") == nxt.get("box")}
-        if not nxt and any(d["action"] == "refuse" for d in decisions):
-            d = next(d for d in decisions if d["action"] == "refuse")
+                return self._send(d.event())
+        # 16.4: an exposed error card offered to the box in play: take it or refuse it.
+        refuse = next((d for d in look.decisions if d.kind is Kind.REFUSE), None)
+        if refuse is not None:
             if self.rng.random() < 0.8:
-                return self._send({"type": "hit", "box": d["box"]})
-            return self._send({"type": "refuse", "box": d["box"]})
-        if any(d["action"] == "peek" for d in decisions):
+                return self._send({"type": "hit", "box": refuse.box})
+            return self._send(refuse.event())
+        if any(d.kind is Kind.PEEK for d in look.decisions):
             return self._send({"type": "peek"})
+        if look.next_card is None or look.next_card[0] is None:
+            return ""
+        box, hand = look.next_card[0], look.next_card[1] or 0
         own = [
             d
-            for d in decisions
-            if d.get("box") == nxt.get("box")
-            and d["action"] in ("stand", "hit", "double", "split", "surrender")
-            and d.get("player") == controllers.get(d.get("box"))
+            for d in look.decisions
+            if d.box == box and d.by is Role.CONTROLLER and d.kind in PLAY_KINDS
         ]
         if not own:
             return ""
-        box, hand = nxt.get("box"), nxt.get("hand", 0)
-        cards = _hand_cards(due, box, hand)
-        up = _up_card(due)
+        cards, total = look.hands[(box, hand)]
+        offered = {str(d.kind) for d in own}
         choice = "stand"
-        if self.strategy is not None and up and cards:
-            choice = self.strategy.decide(cards, up, offered - {"absent"})
-        elif "hit" in offered and cards and _hand_total(due, box, hand) in range(0, 17):
+        if self.strategy is not None and look.up is not None and cards:
+            choice = self.strategy.decide(cards, look.up, offered)
+        elif "hit" in offered and total < 17:
             choice = "hit"
         if choice == "hit":
             self.draw()
             return "draw"
-        if choice == "double":
-            d = next(d for d in own if d["action"] == "double")
-            return self._send(
-                {"type": "double", "box": box, "player": d["player"], "amount": d["max"]}
-            )
-        return self._send({"type": choice, "box": box})
+        chosen = next(d for d in own if str(d.kind) == choice)
+        return self._send(chosen.event())
 
     def _send(self, event: dict[str, Any]) -> str:
         result = self.service.submit(event, source="dealer")
@@ -264,35 +269,3 @@ def _default_strategy(service: TableService) -> Strategy | None:
     except StrategyError as exc:
         log.warning("no strategy table: the bot stands on 17", error=str(exc))
         return None
-
-
-def _box(due: Mapping[str, Any], number: Any) -> Mapping[str, Any] | None:
-    for b in due.get("boxes") or []:
-        if b.get("box") == number:
-            return b  # type: ignore[no-any-return]
-    return None
-
-
-def _hand_cards(due: Mapping[str, Any], box: Any, hand: Any) -> list[str]:
-    view = _box(due, box)
-    if view is None:
-        return []
-    for h in view.get("hands") or []:
-        if h.get("hand") == hand:
-            return list(h.get("cards") or [])
-    return []
-
-
-def _hand_total(due: Mapping[str, Any], box: Any, hand: Any) -> int | None:
-    view = _box(due, box)
-    if view is None:
-        return None
-    for h in view.get("hands") or []:
-        if h.get("hand") == hand and isinstance(h.get("total"), int):
-            return int(h["total"])
-    return None
-
-
-def _up_card(due: Mapping[str, Any]) -> str | None:
-    cards = (due.get("dealer") or {}).get("cards") or []
-    return str(cards[0]) if cards else None

@@ -39,6 +39,20 @@ LABELS: tuple[tuple[str, str], ...] = (
     ("rescue", "rescues (12.8)"),
     ("insurance", "insurance taken"),
 )
+# What the hands did against the dealer, and what the money on them did.
+HAND_LABELS: tuple[tuple[str, str], ...] = (
+    ("win", "hands won"),
+    ("lose", "hands lost"),
+    ("push", "hands pushed"),
+    ("surrender", "hands surrendered"),
+)
+MONEY_LABELS: tuple[tuple[str, str], ...] = (
+    ("won", "money won"),
+    ("lost", "money lost"),
+    ("pushed", "money pushed"),
+    ("surrendered", "money surrendered"),
+    ("rescued", "money rescued"),
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -219,6 +233,8 @@ def format_report(doc: dict[str, Any]) -> str:
     natural = doc.get("natural_name") or "natural"
     rules = ", ".join(f"{k}={v}" for k, v in doc["rules"].items()) or "rule set defaults"
     n = doc["rounds"]
+    # From the unrounded figures: the *_percent fields are rounded to 4 places already.
+    he, se = doc["house_edge"] * 100, doc["standard_error"] * 100
     out = [
         f"{doc['game']}: {n:,} rounds, seed {doc['seed']}, bet {doc['bet']}, "
         f"{doc['decks']} decks, penetration {doc['penetration']:.0%}",
@@ -226,10 +242,8 @@ def format_report(doc: dict[str, Any]) -> str:
         f"settings: {describe_settings(doc['settings'])}",
         f"strategy: {doc['strategy']['name']} ({doc['strategy']['file']})",
         "",
-        f"house edge      {doc['house_edge_percent']:+.3f}%  "
-        f"± {doc['standard_error_percent']:.3f}% (1 standard error)",
-        f"95% interval    {doc['house_edge_percent'] - 1.96 * doc['standard_error_percent']:+.3f}% "
-        f"to {doc['house_edge_percent'] + 1.96 * doc['standard_error_percent']:+.3f}%",
+        f"house edge      {he:+.3f}%  ± {se:.3f}% (1 standard error)",
+        f"95% interval    {he - 1.96 * se:+.3f}% to {he + 1.96 * se:+.3f}%",
         f"sd per round    {doc['sd_per_round_units']:.3f} units",
         f"hands played    {doc['hands']:,}",
         "",
@@ -242,6 +256,12 @@ def format_report(doc: dict[str, Any]) -> str:
         out.append(
             f"{label.format(natural=natural):<20}{f['count']:>12,}{rate * 100:>13.4f}%{one_in:>12}"
         )
+    out.append("")
+    out.append(f"{'per hand':<20}{'count':>12}{'per hand':>14}")
+    for key, label in HAND_LABELS + MONEY_LABELS:
+        f = doc["frequencies"][key]
+        rate = f.get("per_hand") or 0.0
+        out.append(f"{label:<20}{f['count']:>12,}{rate * 100:>13.4f}%")
     t = doc["timing"]
     out.append("")
     out.append(

@@ -3,14 +3,16 @@
 :class:`RoundPlayer` owns a :class:`controller.engine.Table` and a seeded :class:`SimShoe`. Each
 round it plays both sides of the table through the engine's public API only:
 
-* as the **dealer** it loads and shuffles the shoe, takes the bet, closes betting, announces
-  what ``table.due()`` prompts (insurance, surrender offers, the hole-card check), reports the
-  cutting card and deals the next card out of the shoe whenever the engine is due one;
-* as the **player** it answers each decision ``table.due()`` opens for its box with the
-  strategy table (:mod:`controller.sim.strategy`), choosing only among the actions offered.
+* as the **dealer** it loads and shuffles the shoe, takes the bet, closes betting, makes the
+  announcements the engine's open decisions call for (insurance, surrender offers, the
+  hole-card check), reports the cutting card and deals the next card out of the shoe whenever
+  the engine is due one (``table.next_card()``);
+* as the **player** it answers each decision ``table.open_decisions()`` opens for its box with
+  the strategy table (:mod:`controller.sim.strategy`), choosing only among those decisions.
 
-It never decides who gets a card, what a hand is worth to the house or whether a move is
-legal: that is the engine's, so the figures measure the same rules the live table enforces.
+It reads the same typed decisions the dealer's screen shows (``Table.due()`` is built from
+them); it never decides who gets a card, what a hand is worth to the house or whether a move
+is legal: that is the engine's, so the figures measure the same rules the live table enforces.
 Any flag the engine raises means the simulator broke a rule; it is counted and reported.
 """
 
@@ -19,23 +21,31 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import Final
 
-from controller.cards import best_total
-from controller.engine import Due, RoundResult, Table
+from controller.cards import ALL_CODES
+from controller.engine import Decision, Kind, Role, RoundResult, Table
+from controller.engine.decisions import SCREEN_KINDS
 from controller.events import Event, parse_event, parse_setup
 from controller.sim.runner import SimConfig
 from controller.sim.shoe import SimShoe
 from controller.sim.stats import Tally
 from controller.sim.strategy import Strategy, load_strategy
 
-BOX = 1
-PLAYER = "sim"
-PLAY_ACTIONS = frozenset({"stand", "hit", "double", "split", "surrender"})
-MAX_STEPS = 400  # events in one round; far beyond any legal round
+BOX: Final = 1
+PLAYER: Final = "sim"
+PLAY_ACTIONS: Final = frozenset({Kind.STAND, Kind.HIT, Kind.DOUBLE, Kind.SPLIT, Kind.SURRENDER})
+OFFER_INSURANCE: Final[Kind] = Kind.OFFER_INSURANCE
+OFFER_SURRENDER: Final[Kind] = Kind.OFFER_SURRENDER
+PEEK: Final[Kind] = Kind.PEEK
+SHUFFLE: Final[Kind] = Kind.SHUFFLE
+INSURANCE: Final[Kind] = Kind.INSURANCE
+RESCUE: Final[Kind] = Kind.RESCUE
+SUPERVISOR: Final[Role] = Role.SUPERVISOR
+MAX_STEPS: Final = 400  # events in one round; far beyond any legal round
 
 
-class SimulationError(RuntimeError):
+class SimulationError(Exception):
     """The engine and the simulator disagree about what is due: a defect, not a rule breach."""
 
 
@@ -54,14 +64,17 @@ class RoundPlayer:
             }
         )
         self.rules = self.setup.rules
-        self.table = Table(self.setup)
+        # The simulator reads each round's result as it ends: the table keeps only the last.
+        self.table = Table(self.setup, keep_rounds=1)
         self.strategy: Strategy = strategy or load_strategy(config.strategy_path)
         self.shoe = SimShoe(
             random.Random(seed), self.rules.decks, self.rules.excluded_ranks, config.penetration
         )
         self.bet = config.bet
         # Events that never change, parsed once through the public parser.
-        self._card_events: dict[str, Event] = {}
+        self._card_events = {
+            card: parse_event({"type": "card", "card": card}) for card in ALL_CODES
+        }
         self._bet = parse_event(
             {"type": "bet", "box": BOX, "player": PLAYER, "amount": str(self.bet)}
         )
@@ -84,19 +97,21 @@ class RoundPlayer:
         self._shuffle_due = True
         self._settled: RoundResult | None = None
         # Per-round driver state.
-        self._rescues = 0
+        self._rescued: set[int] = set()  # the hands (by index) this round's player rescued
         self._insured = 0
 
     # --- events ---------------------------------------------------------------------------
 
     def _apply(self, ev: Event) -> None:
         applied = self.table.apply(ev)
-        for flag in applied.flags:
-            self.tally.add_flag(f"round {flag.round}: {flag.rule}: {flag.message}")
+        if applied.flags:
+            for flag in applied.flags:
+                self.tally.add_flag(f"round {flag.round}: {flag.rule}: {flag.message}")
         if applied.settled is not None:
             self._settled = applied.settled
 
     def _deal(self) -> None:
+        """The next card out of the shoe (the cutting card first if it is next)."""
         shoe = self.shoe
         if shoe.at_cut_card:
             self._apply(self._cut_card)
@@ -105,11 +120,7 @@ class RoundPlayer:
         if shoe.empty:
             self._apply(parse_event(shoe.reshuffle_discards()))
             self._shuffle_due = True
-        card = shoe.draw()
-        ev = self._card_events.get(card)
-        if ev is None:
-            ev = self._card_events[card] = parse_event({"type": "card", "card": card})
-        self._apply(ev)
+        self._apply(self._card_events[shoe.draw()])
 
     # --- rounds ---------------------------------------------------------------------------
 
@@ -122,47 +133,61 @@ class RoundPlayer:
         return self.tally
 
     def play_round(self) -> RoundResult:
+        table = self.table
         if self._shuffle_due:
             self._apply(parse_event(self.shoe.shuffle()))
             self._shuffle_due = False
-        self.shoe.start_round()
-        self._settled = None
-        self._rescues = self._insured = 0
+        self._begin_round()
         self._apply(self._bet)
         self._apply(self._no_more_bets)
         offered_insurance = offered_surrender = False
         considered: set[tuple[str, int, int]] = set()
+        open_decisions = table.open_decisions
         for _ in range(MAX_STEPS):
             if self._settled is not None:
                 break
-            due = self.table.due()
-            prompts = due.prompts
-            if prompts:
-                if "shuffle after this round" in prompts:
-                    self._shuffle_due = True
-                if not offered_insurance and "offer insurance" in prompts:
-                    offered_insurance = True
-                    self._apply(self._offer_insurance)
+            mine: list[Decision] | None = None
+            peek = False
+            announce: Event | None = None
+            for d in open_decisions():
+                kind = d.kind
+                if d.by is SUPERVISOR:
                     continue
-                if not offered_surrender and any(p.startswith("offer surrender") for p in prompts):
-                    offered_surrender = True
-                    self._apply(self._offer_surrender)
-                    continue
-            decisions = due.decisions
-            mine = [d for d in decisions if d.get("box") == BOX]
-            if mine and self._decide(due, mine, considered):
+                if kind is OFFER_INSURANCE:
+                    if not offered_insurance and announce is None:
+                        offered_insurance = True
+                        announce = self._offer_insurance
+                elif kind is OFFER_SURRENDER:
+                    if not offered_surrender and announce is None:
+                        offered_surrender = True
+                        announce = self._offer_surrender
+                elif kind is PEEK:
+                    peek = True
+                elif d.box == BOX and kind in SCREEN_KINDS:
+                    if mine is None:
+                        mine = [d]
+                    else:
+                        mine.append(d)
+            if announce is not None:
+                self._apply(announce)
                 continue
-            if any(d["action"] == "peek" for d in decisions):
+            if mine is not None and self._decide(mine, considered):
+                continue
+            if peek:
                 self._apply(self._peek)
                 continue
-            if due.next_card is not None:
+            if table.next_card() is not None:
                 self._deal()
                 continue
-            raise SimulationError(f"nothing to do in round {due.round}: due = {due.to_dict()!r}")
+            raise SimulationError(
+                f"nothing to do in round {table.due().round}: due = {table.due().to_dict()!r}"
+            )
         else:
             raise SimulationError(f"round did not end within {MAX_STEPS} steps")
         result = self._settled
         assert result is not None
+        if any(d.kind is SHUFFLE for d in open_decisions()):
+            self._shuffle_due = True  # the engine says a shuffle is due before the next round
         if self.shoe.at_cut_card:
             # The cutting card is next out of the shoe: it comes out now, and the dealer
             # shuffles before the next round (never deals a round past it, 16.9).
@@ -172,34 +197,41 @@ class RoundPlayer:
         self._record(result)
         return result
 
-    def _decide(
-        self, due: Due, decisions: list[dict[str, Any]], considered: set[tuple[str, int, int]]
-    ) -> bool:
+    def _begin_round(self) -> None:
+        # Reset in a method of its own: mypyc would take _settled, set to None here, for None
+        # all through play_round.
+        self.shoe.start_round()
+        self._settled = None
+        self._rescued = set()
+        self._insured = 0
+
+    def _decide(self, decisions: list[Decision], considered: set[tuple[str, int, int]]) -> bool:
         """Answer the decisions open for the box; False when none needs an answer now."""
-        actions = {d["action"] for d in decisions}
-        hand_idx = next((d.get("hand", 0) for d in decisions if d["action"] in PLAY_ACTIONS), None)
-        up = self._up_card(due)
-        if "insurance" in actions and ("insurance", 0, 0) not in considered:
+        table = self.table
+        actions = {d.kind for d in decisions}
+        rnd = table.current_round
+        up = rnd.dealer[0] if rnd is not None and rnd.dealer else None
+        if INSURANCE in actions and ("insurance", 0, 0) not in considered:
             considered.add(("insurance", 0, 0))
             if self.strategy.insurance:
                 self._insured += 1
                 self._apply(self._insure)
                 return True
-        if "rescue" in actions:
-            rescue = next(d for d in decisions if d["action"] == "rescue")
-            idx = rescue.get("hand", 0)
-            cards = self._hand_cards(due, idx)
-            key = ("rescue", idx, len(cards))
+        if RESCUE in actions:
+            rescue = next(d for d in decisions if d.kind is RESCUE)
+            idx = rescue.hand or 0
+            hand = table.hand(BOX, idx)
+            key = ("rescue", idx, len(hand.cards))
             if key not in considered:
                 considered.add(key)
-                total = self._hand_total(due, idx, cards)
-                if up is not None and self.strategy.rescues(total, up):
-                    self._rescues += 1
+                if up is not None and self.strategy.rescues(hand.best, up):
+                    self._rescued.add(idx)
                     self._apply(self._rescue)
                     return True
+        hand_idx = next((d.hand or 0 for d in decisions if d.kind in PLAY_ACTIONS), None)
         if hand_idx is None or up is None:
             return False
-        cards = self._hand_cards(due, hand_idx)
+        cards = table.hand(BOX, hand_idx).cards
         action = self.strategy.decide(cards, up, actions & PLAY_ACTIONS)
         if action == "hit":
             self._deal()
@@ -215,32 +247,6 @@ class RoundPlayer:
             raise SimulationError(f"strategy chose {action!r}")
         return True
 
-    # --- reading the due view ------------------------------------------------------------
-
-    @staticmethod
-    def _up_card(due: Due) -> str | None:
-        cards = due.dealer.get("cards") or []
-        return str(cards[0]) if cards else None
-
-    @staticmethod
-    def _hand(due: Due, idx: int) -> dict[str, Any]:
-        in_play = due.in_play
-        if in_play is not None and in_play["box"] == BOX and in_play["hand"] == idx:
-            return in_play  # the common case: no need for the whole table's view
-        for box in due.boxes:
-            if box.get("box") == BOX:
-                for h in box.get("hands") or []:
-                    if h.get("hand") == idx:
-                        return dict(h)
-        raise SimulationError(f"due() shows no hand {idx} for box {BOX}: {due.to_dict()!r}")
-
-    def _hand_cards(self, due: Due, idx: int) -> list[str]:
-        return list(self._hand(due, idx)["cards"])
-
-    def _hand_total(self, due: Due, idx: int, cards: list[str]) -> int:
-        total = self._hand(due, idx).get("total")
-        return int(total) if isinstance(total, int) else best_total(cards)[0]
-
     # --- the tally -------------------------------------------------------------------------
 
     def _record(self, result: RoundResult) -> None:
@@ -248,15 +254,27 @@ class RoundPlayer:
         counts = tally.counts
         net = Decimal(0)
         staked = Decimal(0)
+        hands = result.hands
         for s in result.settlements:
             if s.player != PLAYER:
                 continue
-            net += s.returned - s.staked
+            row_net = s.returned - s.staked
+            net += row_net
             staked += s.staked
-            if s.kind == "super_bonus":
+            if s.kind == "hand":  # what the money on the hand did
+                if s.hand in self._rescued:
+                    counts["rescued"] += 1
+                elif hands[s.hand]["outcome"] == "surrender":
+                    counts["surrendered"] += 1
+                elif row_net > 0:
+                    counts["won"] += 1
+                elif row_net < 0:
+                    counts["lost"] += 1
+                else:
+                    counts["pushed"] += 1
+            elif s.kind == "super_bonus":
                 counts["super_bonus"] += 1
         tally.add_round(net, self.bet, staked)
-        hands = result.hands
         tally.hands += len(hands)
         split = len(hands) > 1
         counts["split"] += len(hands) - 1
@@ -289,5 +307,5 @@ class RoundPlayer:
             counts["dealer_bust"] += 1
         if len(dealer) == 2 and result.dealer_total == 21:
             counts["dealer_natural"] += 1
-        counts["rescue"] += self._rescues
+        counts["rescue"] += len(self._rescued)
         counts["insurance"] += self._insured

@@ -32,9 +32,14 @@ CATEGORIES: tuple[str, ...] = (
     "surrender",
     "rescue",
     "insurance",
-    "win",  # hands won / lost / pushed against the dealer (outcome)
+    "win",  # hands won / lost / pushed against the dealer (their outcome, by total)
     "lose",
     "push",
+    "won",  # what the money on each hand did: returned more than staked,
+    "lost",  # less (a rescued or surrendered hand counts under its own name instead),
+    "pushed",  # exactly the stake,
+    "surrendered",  # half back (9.5) or none (a dealer natural),
+    "rescued",  # the double back and the original forfeit (12.8)
 )
 HAND_CATEGORIES = frozenset(
     {
@@ -51,6 +56,11 @@ HAND_CATEGORIES = frozenset(
         "win",
         "lose",
         "push",
+        "won",
+        "lost",
+        "pushed",
+        "surrendered",
+        "rescued",
     }
 )
 MAX_FLAG_SAMPLES = 5

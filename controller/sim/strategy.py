@@ -3,7 +3,8 @@
 A table says what a player does with a hand (hard total, soft total or pair, by the number of
 cards where it matters) against the dealer's up card. It names *intentions* (``D``: double if the
 table allows it, else hit); whether a move is allowed is the engine's business: :meth:`decide`
-picks among the decisions the engine offers (``table.due()``), so the rules live in one place.
+picks among the decisions the engine offers (``table.open_decisions()``), so the rules live in
+one place.
 The file format is documented at the top of ``config/strategy-blackjack.toml``.
 """
 
@@ -95,7 +96,7 @@ class Strategy:
     def decide(self, cards: Sequence[str], up: str, offered: Collection[str]) -> str:
         """The engine action (one of ``offered``) this strategy takes with ``cards`` v ``up``.
 
-        ``offered`` is the set of actions ``table.due()`` lists for the hand ("hit", "stand",
+        ``offered`` is the set of actions the engine opens for the hand ("hit", "stand",
         "double", "split", "surrender", ...). An intention the table does not allow falls back
         as the action code says (D → hit, Ds → stand, Rh → hit, P → play the total).
         """

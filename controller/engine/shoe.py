@@ -1,0 +1,103 @@
+"""The shoe: loads, the cutting card, and whether a card read is one the shoe can hold.
+
+A card the shoe cannot hold is flagged and removed from play, never dealt: a ten in a Pontoon
+shoe (6.1), a card of a deck not loaded, the same deck's card read twice, more copies of a card
+than the decks loaded hold (``shoe``). A misread is flagged ``shoe`` and deals nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from controller.engine.state import LIVE_PHASES, Shoe
+from controller.events import Event
+
+if TYPE_CHECKING:
+    from controller.engine.table import Table
+
+
+def on_shuffle(t: Table, ev: Event) -> None:
+    assert ev.decks is not None
+    rnd = t.current_round
+    if rnd is not None and rnd.phase in LIVE_PHASES:
+        t.flag("shoe", "a new shoe was loaded in the middle of a round")
+    if ev.decks != t.rules.decks:
+        t.flag(
+            "shoe",
+            f"the shoe was loaded with {ev.decks} decks; the table's rule set says {t.rules.decks}",
+        )
+    t.shoe = Shoe(
+        decks=ev.decks,
+        cut_card=ev.cut_card,
+        serials=frozenset(ev.deck_serials) if ev.deck_serials is not None else None,
+    )
+    t.discards.clear()  # the rack's cards are in the new shoe
+    t.removed.clear()  # the last shoe's removed cards are off the table for good
+    t.reshuffled()
+
+
+def on_cut_card(t: Table, ev: Event) -> None:
+    shoe = t.shoe
+    if shoe is None:
+        t.flag("shoe", "a cutting card came out of a shoe with no load on record")
+        shoe = t.shoe = unrecorded(t)
+    shoe.cut_out = True
+
+
+def on_misread(t: Table, ev: Event) -> None:
+    t.flag(
+        "shoe",
+        f"the shoe reader could not read a card ({ev.raw!r}): enter or correct it by hand",
+    )
+
+
+def unrecorded(t: Table) -> Shoe:
+    """The shoe cards come from when no load is on record (flagged ``shoe``)."""
+    return Shoe(decks=t.rules.decks, cut_card=None, serials=None, recorded=False)
+
+
+def admit(t: Table, ev: Event) -> bool:
+    """The shoe's checks on a card read: is it a card this shoe can hold?"""
+    card = ev.card
+    assert card is not None
+    shoe = t.shoe
+    if shoe is None:
+        t.flag("shoe", "cards are being read with no shoe load on record")
+        shoe = t.shoe = unrecorded(t)
+    shoe.drawn += 1
+    if card[0] in t.excluded_ranks:
+        t.flag(
+            t.ref("foreign_card"),
+            f"{card} read from the shoe: this game's decks hold no tens; removed from play",
+        )
+        t.removed.append(card)
+        return False
+    if shoe.serials is not None and ev.deck is not None:
+        if ev.deck not in shoe.serials:
+            t.flag(
+                "shoe",
+                f"{card} of deck {ev.deck}, which was not loaded into this shoe: removed from play",
+            )
+            t.removed.append(card)
+            return False
+        if (ev.deck, card) in shoe.read:
+            t.flag(
+                "shoe",
+                f"{card} of deck {ev.deck} was read a second time from this shoe: "
+                "removed from play",
+            )
+            t.removed.append(card)
+            return False
+        shoe.read.add((ev.deck, card))
+    counts = shoe.counts
+    seen = counts.get(card, 0)
+    if seen >= shoe.decks:
+        t.flag(
+            "shoe",
+            f"{card} read more often than the {shoe.decks} decks in this shoe hold it: "
+            "removed from play",
+        )
+        t.removed.append(card)
+        return False
+    counts[card] = seen + 1
+    return True

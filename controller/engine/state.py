@@ -1,0 +1,301 @@
+"""The state of a round: its phase, its boxes, hands and wagers, the dealer's cards, the shoe.
+
+Plain data with small queries; the rooms of the engine (:mod:`~controller.engine.deal`,
+:mod:`~controller.engine.play`, ...) change it. A hand keeps its totals as cards arrive
+(:meth:`Hand.add`), so no total is ever recomputed from the cards on the hot path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+from typing import Final
+
+from controller.cards import VALUE
+from controller.engine.results import Flag
+
+ZERO: Final = Decimal(0)
+
+
+class Phase(StrEnum):
+    """Where a round is. A ``StrEnum``: it prints, compares and serialises as its value."""
+
+    IDLE = "idle"  # no round in progress (what :meth:`Table.due` says between rounds)
+    BETTING = "betting"  # wagers are being placed
+    CLOSED = "closed"  # "no more bets": the next card starts the deal
+    DEALING = "dealing"  # the initial deal
+    PLAY = "play"  # the boxes' hands, in turn
+    DEALER = "dealer"  # the dealer's hand
+    SETTLED = "settled"
+    VOID = "void"
+
+
+# Module-level names for the hot path (one lookup instead of two; constants under mypyc).
+# Typed Phase, not each its literal: a phase changes under calls mypy cannot see into, so no
+# comparison may narrow it.
+BETTING: Final[Phase] = Phase.BETTING
+CLOSED: Final[Phase] = Phase.CLOSED
+DEALING: Final[Phase] = Phase.DEALING
+PLAY: Final[Phase] = Phase.PLAY
+DEALER: Final[Phase] = Phase.DEALER
+SETTLED: Final[Phase] = Phase.SETTLED
+VOID: Final[Phase] = Phase.VOID
+LIVE_PHASES: Final = frozenset({DEALING, PLAY, DEALER})  # cards are out
+
+
+@dataclass(init=False, slots=True)
+class Wager:
+    """One player's money on one hand: the wager, any double, and whether it was rescued."""
+
+    player: str
+    amount: Decimal
+    double: Decimal
+    rescued: bool
+
+    def __init__(
+        self, player: str, amount: Decimal, double: Decimal = ZERO, rescued: bool = False
+    ) -> None:
+        self.player = player
+        self.amount = amount
+        self.double = double
+        self.rescued = rescued
+
+
+def soft_total(hard: int, free_aces: int) -> tuple[int, bool]:
+    """The best total from the hard total (aces as 1) and the aces that may count 11."""
+    if free_aces > 0 and hard <= 11:
+        return hard + 10, True
+    return hard, False
+
+
+@dataclass(init=False, slots=True)
+class Hand:
+    """A box's hand. Change its cards only through :meth:`add` and :meth:`take_last`."""
+
+    box: int
+    wagers: list[Wager]
+    cards: list[str]
+    split: bool  # formed by splitting (cannot make a natural, 13.4(c))
+    split_aces: bool
+    doubled: bool
+    aces_fixed: int  # 12.2: initial aces that count 1 once doubled
+    done: bool
+    refused: bool  # 16.4: refused an error card, no more cards
+    void: bool
+    surrendered: bool
+    rescue_open: bool
+    hard: int  # the total with every ace counted 1
+    aces: int  # aces among the cards
+
+    def __init__(
+        self, box: int, wagers: list[Wager], *, split: bool = False, split_aces: bool = False
+    ) -> None:
+        self.box = box
+        self.wagers = wagers
+        self.cards = []
+        self.split = split
+        self.split_aces = split_aces
+        self.doubled = False
+        self.aces_fixed = 0
+        self.done = False
+        self.refused = False
+        self.void = False
+        self.surrendered = False
+        self.rescue_open = False
+        self.hard = 0
+        self.aces = 0
+
+    def add(self, card: str) -> None:
+        self.cards.append(card)
+        v = VALUE[card]
+        self.hard += v
+        if v == 1:
+            self.aces += 1
+
+    def take_last(self) -> str:
+        card = self.cards.pop()
+        v = VALUE[card]
+        self.hard -= v
+        if v == 1:
+            self.aces -= 1
+        return card
+
+    @property
+    def best(self) -> int:
+        hard = self.hard
+        if hard <= 11 and self.aces > self.aces_fixed:
+            return hard + 10
+        return hard
+
+    def total(self) -> tuple[int, bool]:
+        return soft_total(self.hard, self.aces - self.aces_fixed)
+
+    @property
+    def busted(self) -> bool:
+        return self.hard > 21
+
+    @property
+    def natural(self) -> bool:
+        """An ace and a ten-value card as the first two cards of an original hand (13.4(c))."""
+        return not self.split and len(self.cards) == 2 and self.hard == 11 and self.aces == 1
+
+    def wager_of(self, player: str) -> Wager | None:
+        for w in self.wagers:
+            if w.player == player:
+                return w
+        return None
+
+
+@dataclass(init=False, slots=True)
+class Box:
+    """A betting box: its players' initial wagers (in betting order), its controller, its hands."""
+
+    number: int
+    bets: dict[str, Decimal]  # player -> initial wager, in betting order
+    controller: str
+    hands: list[Hand]
+    absent: bool
+    void: bool
+    surrendered: bool
+    surrender_offered: bool
+    late_surrender: bool  # 16.12: may still surrender until its next card
+    decided: bool
+    insurance: dict[str, Decimal]
+    split_open: tuple[int, int] | None  # (source hand, new hand) open to back-bettors
+
+    def __init__(self, number: int, bets: dict[str, Decimal], controller: str) -> None:
+        self.number = number
+        self.bets = bets
+        self.controller = controller
+        self.hands = []
+        self.absent = False
+        self.void = False
+        self.surrendered = False
+        self.surrender_offered = False
+        self.late_surrender = False
+        self.decided = False
+        self.insurance = {}
+        self.split_open = None
+
+
+@dataclass(init=False, slots=True)
+class Shoe:
+    """The shoe loaded: its decks, the cutting card, the deck serials, the cards read from it."""
+
+    decks: int
+    cut_card: int | None
+    serials: frozenset[str] | None
+    counts: dict[str, int]
+    read: set[tuple[str, str]]
+    drawn: int
+    cut_out: bool
+    recorded: bool  # False when cards came with no shuffle on record
+
+    def __init__(
+        self,
+        decks: int,
+        cut_card: int | None,
+        serials: frozenset[str] | None,
+        recorded: bool = True,
+    ) -> None:
+        self.decks = decks
+        self.cut_card = cut_card
+        self.serials = serials
+        self.counts = {}
+        self.read = set()
+        self.drawn = 0
+        self.cut_out = False
+        self.recorded = recorded
+
+
+@dataclass(init=False, slots=True)
+class Round:
+    """One round from its first bet until it is settled or void."""
+
+    number: int
+    boxes: dict[int, Box]
+    phase: Phase
+    deal_queue: list[int]  # box numbers; 0 = the dealer
+    dealer: list[str]
+    flags: list[Flag]
+    insurance_offered: bool
+    insurance_open: bool
+    insurance_late: bool  # 16.11: open until the dealer's second card
+    post_deal_cards: int  # cards dealt after the initial deal
+    peek_pending: bool
+    pending_card: str | None  # 16.4: exposed error card on offer
+    offered_to: tuple[int, int] | None
+    damaged: list[str]
+    seen: dict[int, Decimal]  # the camera's stable wager per box
+    order: list[Box] | None  # fixed once the deal starts: no box joins after that
+    dealer_hard: int  # the dealer's total with aces as 1
+    dealer_aces: int
+    turn: int  # index in ``order`` of the first box that may still have a hand to play
+    windows: bool  # a rescue (12.8) or late surrender (16.12) window may be open
+
+    def __init__(self, number: int, phase: Phase = BETTING) -> None:
+        self.number = number
+        self.boxes = {}
+        self.phase = phase
+        self.deal_queue = []
+        self.dealer = []
+        self.flags = []
+        self.insurance_offered = False
+        self.insurance_open = False
+        self.insurance_late = False
+        self.post_deal_cards = 0
+        self.peek_pending = False
+        self.pending_card = None
+        self.offered_to = None
+        self.damaged = []
+        self.seen = {}
+        self.order = None
+        self.dealer_hard = 0
+        self.dealer_aces = 0
+        self.turn = 0
+        self.windows = False
+
+    def ordered_boxes(self) -> list[Box]:
+        if self.order is not None:
+            return self.order
+        return [self.boxes[n] for n in sorted(self.boxes)]
+
+    def all_hands(self) -> list[Hand]:
+        return [hand for box in self.ordered_boxes() for hand in box.hands]
+
+    def hand_in_play(self) -> tuple[Box, int] | None:
+        """The first hand not yet done, in box order. Hands only ever become done, and a split
+        inserts its new hand after the one in play, so the search starts at the box it last
+        stopped at."""
+        order = self.ordered_boxes()
+        i = self.turn
+        n = len(order)
+        while i < n:
+            box = order[i]
+            for idx, hand in enumerate(box.hands):
+                if not hand.done:
+                    self.turn = i
+                    return box, idx
+            i += 1
+        self.turn = i
+        return None
+
+    def add_dealer(self, card: str) -> None:
+        self.dealer.append(card)
+        v = VALUE[card]
+        self.dealer_hard += v
+        if v == 1:
+            self.dealer_aces += 1
+
+    def dealer_total(self) -> tuple[int, bool]:
+        return soft_total(self.dealer_hard, self.dealer_aces)
+
+    @property
+    def dealer_best(self) -> int:
+        hard = self.dealer_hard
+        return hard + 10 if hard <= 11 and self.dealer_aces else hard
+
+    @property
+    def dealer_natural(self) -> bool:
+        return len(self.dealer) == 2 and self.dealer_hard == 11 and self.dealer_aces == 1

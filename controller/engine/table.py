@@ -1,0 +1,216 @@
+"""The table: one table's state, and the one way in (:meth:`Table.apply`) and out
+(:meth:`Table.due`, :meth:`Table.open_decisions`, :meth:`Table.result`).
+
+The table holds the state the rooms change (the round in progress, the shoe, the discard rack,
+the rounds kept) and raises the flags they call for; it routes each event to the room that owns
+it. It decides nothing itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from controller.engine import betting, deal, irregular, play, settle, shoe, snapshot, view
+from controller.engine.decisions import Decision, Fixed, open_decisions
+from controller.engine.results import NOTHING, Applied, Flag, RoundResult
+from controller.engine.state import SETTLED, VOID, Hand, Round, Shoe
+from controller.engine.view import Due
+from controller.events import Event, TableSetup
+from controller.rules import RuleSet
+
+Handler = Callable[["Table", Event], None]
+
+HANDLERS: Final[dict[str, Handler]] = {
+    "shuffle": shoe.on_shuffle,
+    "bet": betting.on_bet,
+    "no_more_bets": betting.on_no_more_bets,
+    "card": deal.on_card,
+    "cut_card": shoe.on_cut_card,
+    "offer_insurance": play.on_offer_insurance,
+    "insurance": play.on_insurance,
+    "offer_surrender": play.on_offer_surrender,
+    "surrender": play.on_surrender,
+    "hit": play.on_hit,
+    "stand": play.on_stand,
+    "double": play.on_double,
+    "split": play.on_split,
+    "rescue": play.on_rescue,
+    "refuse": deal.on_refuse,
+    "absent": irregular.on_absent,
+    "void": irregular.on_void,
+    "reshuffle_discards": irregular.on_reshuffle_discards,
+    "misread": shoe.on_misread,
+    "wager_seen": betting.on_wager_seen,
+    "peek": deal.on_peek,
+}
+
+
+class Table:
+    """One table's rounds, from its setup line through every event it hears.
+
+    ``keep_rounds``: how many settled rounds :attr:`rounds` keeps (None: every one, as a replay
+    needs; a live table keeps the last few, enough for the screen and for a flag noticed after
+    a round). It must be at least 1.
+    """
+
+    def __init__(self, setup: TableSetup, *, keep_rounds: int | None = None) -> None:
+        if keep_rounds is not None and keep_rounds < 1:
+            raise ValueError(f"keep_rounds must be at least 1 (or None for all): {keep_rounds}")
+        self.setup = setup
+        self.rules: RuleSet = setup.rules
+        self.keep_rounds = keep_rounds
+        self.rounds: list[RoundResult] = []
+        self.rounds_played = 0  # the number of the last round that ended
+        self.current_round: Round | None = None
+        self.shoe: Shoe | None = None
+        self.discards: list[str] = []  # the discard rack since the shoe was loaded, in order
+        self.removed: list[str] = []  # this shoe's foreign or impossible cards, off the table
+        self.seq = 0
+        self.unassigned: list[Flag] = []  # flags raised before the first round
+        self.reshuffle_reason = ""  # "16.9" or "16.10" once a reshuffle is due after the round
+        # What the rules say, read once for the hot path.
+        rules = self.rules
+        self.excluded_ranks = frozenset(rules.excluded_ranks)
+        self.cards_per_deck = rules.cards_per_deck()
+        self.no_hole_card = rules.hole_card == "none"
+        self.hole_card_peek = rules.hole_card == "peek"
+        self._refs = dict(rules.rule_refs)
+        self.fixed = Fixed(self)
+        # What the event being applied did.
+        self._flags: list[Flag] | None = None
+        self._settled: RoundResult | None = None
+        self._open: tuple[int, tuple[Decision, ...]] | None = None
+
+    # ----- the way in -----------------------------------------------------------------------
+
+    def apply(self, ev: Event) -> Applied:
+        """Apply one event; return the flags it raised and the round it ended, if any."""
+        self._begin()
+        HANDLERS[ev.type](self, ev)
+        return self._what_it_did()
+
+    def _begin(self) -> None:
+        self.seq += 1
+        self._flags = None
+        self._settled = None
+
+    def _what_it_did(self) -> Applied:
+        # Read in a method of its own: the attributes were reset in another (for mypyc, whose
+        # narrowing of an attribute set to None would otherwise outlive the handler's call).
+        flags = self._flags
+        settled = self._settled
+        if flags is None:
+            return NOTHING if settled is None else Applied((), settled, True)
+        return Applied(tuple(flags), settled, False)
+
+    # ----- the way out ----------------------------------------------------------------------
+
+    def due(self) -> Due:
+        """What the dealer must do next, and exactly which decisions are open to whom."""
+        return view.due(self)
+
+    def open_decisions(self) -> tuple[Decision, ...]:
+        """Every decision open now, typed (see :class:`~controller.engine.decisions.Decision`)."""
+        cached = self._open
+        if cached is not None and cached[0] == self.seq:
+            return cached[1]
+        found = open_decisions(self)
+        self._open = (self.seq, found)
+        return found
+
+    def next_card(self) -> deal.Target | None:
+        """Who is due the next card out of the shoe (None: nobody, or a decision first)."""
+        return deal.next_card(self)
+
+    def hand(self, box: int, hand: int = 0) -> Hand:
+        """A hand of the round in progress (read it, never change it)."""
+        rnd = self.current_round
+        if rnd is None or box not in rnd.boxes or not 0 <= hand < len(rnd.boxes[box].hands):
+            raise KeyError(f"box {box} has no hand {hand} in play")
+        return rnd.boxes[box].hands[hand]
+
+    def result(self) -> dict[str, Any]:
+        """The whole replay document: every round kept, the one in progress included."""
+        rounds = [r.to_dict() for r in self.rounds]
+        rnd = self.current_round
+        if rnd is not None and rnd.phase is not SETTLED and rnd.phase is not VOID:
+            rounds.append(settle.round_result(self, rnd, "incomplete").to_dict())
+        return {"game": self.setup.game, "table_id": self.setup.table_id, "rounds": rounds}
+
+    # ----- the checkpoint -------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """The table's whole state as plain JSON-able data (see :mod:`.snapshot`)."""
+        return snapshot.dump(self)
+
+    @classmethod
+    def restore(
+        cls, setup: TableSetup, data: Any, *, keep_rounds: int | str | None = "snapshot"
+    ) -> Table:
+        """The table a :meth:`snapshot` was taken of; :class:`.snapshot.SnapshotError` if the
+        data is corrupt, of another table or another rule set. ``keep_rounds`` defaults to the
+        snapshot's own."""
+        return snapshot.load(cls, setup, data, keep_rounds)
+
+    # ----- for the rooms --------------------------------------------------------------------
+
+    def flag(self, rule: str, message: str, box: int | None = None) -> None:
+        """Raise a flag on the round in progress (or the last one, or the first one to come)."""
+        rnd = self.current_round
+        number = rnd.number if rnd is not None else self.rounds_played
+        flag = Flag(rule=rule, message=message, box=box, round=number, seq=self.seq)
+        if rnd is not None:
+            rnd.flags.append(flag)
+        elif self.rounds:
+            self.rounds[-1].flags.append(flag)  # noticed after that round
+        else:
+            self.unassigned.append(flag)  # belongs to the first round
+        if self._flags is None:
+            self._flags = [flag]
+        else:
+            self._flags.append(flag)
+
+    def ref(self, situation: str) -> str:
+        """The rule a flag for ``situation`` names in this game (``rule_refs``)."""
+        return self._refs.get(situation, situation)
+
+    def open_round(self) -> Round:
+        rnd = Round(number=self.rounds_played + 1)
+        if self.unassigned:
+            rnd.flags.extend(self.unassigned)
+            self.unassigned.clear()
+        self.current_round = rnd
+        return rnd
+
+    def end_round(self, result: RoundResult) -> None:
+        self.rounds.append(result)
+        self.rounds_played = result.round
+        keep = self.keep_rounds
+        if keep is not None and len(self.rounds) > keep:
+            del self.rounds[: len(self.rounds) - keep]
+        self.current_round = None
+        self._settled = result
+
+    def shoe_remaining(self) -> int:
+        shoe = self.shoe
+        return shoe.decks * self.cards_per_deck - shoe.drawn if shoe is not None else 0
+
+    @property
+    def reshuffle_due(self) -> bool:
+        """A shuffle is due before the next round: the cutting card came out, or 16.9/16.10."""
+        shoe = self.shoe
+        return shoe is not None and (shoe.cut_out or bool(self.reshuffle_reason))
+
+    def reshuffle_rule(self) -> str:
+        """The rule a shuffle due now answers (6.1-6.3 when no shoe is loaded)."""
+        if self.shoe is None:
+            return "6.3"
+        return self.reshuffle_reason or "16.9"
+
+    def require_reshuffle(self, rule: str) -> None:
+        if not self.reshuffle_reason:
+            self.reshuffle_reason = rule
+
+    def reshuffled(self) -> None:
+        self.reshuffle_reason = ""
