@@ -259,7 +259,7 @@ class DealerBot:
     def _send(self, event: dict[str, Any]) -> str:
         result = self.service.submit(event, source="dealer")
         if not result.ok:
-            log.warning("dealer bot input refused", event=event, error=result.error)
+            log.warning("dealer bot input refused", input=event, error=result.error)
         return str(event["type"])
 
 
