@@ -156,6 +156,7 @@ def compare(tally: Tally, doc: dict[str, Any] | None, oracle_rate: float) -> Non
             "(as floorctl settled them before the issue 18 fix)"
         )
     if doc is None:
+        frequencies(tally, {}, 0)
         return
     n_f = int(_number(doc, "rounds") or 0)
     e_f = _number(doc, "house_edge")
@@ -177,6 +178,13 @@ def compare(tally: Tally, doc: dict[str, Any] | None, oracle_rate: float) -> Non
         print(f"  {'floorctl simulate':<28} {n_f:>11,} {e_f:>11.4%} {se_f:>9.4%} {rate}")
         z = (e_o - e_f) / math.hypot(se_o, se_f)
         print(f"  difference oracle - floorctl: {e_o - e_f:+.4%}, z = {z:+.2f}")
+        if pontoon:
+            e_b = tally.house_edge_paying_rescued_ties()
+            z_b = (e_b - e_f) / math.hypot(se_o, se_f)
+            print(
+                f"  difference oracle with tied rescues paid - floorctl: {e_b - e_f:+.4%}, "
+                f"z = {z_b:+.2f} (SE as the oracle's)"
+            )
         if f_rate:
             print(f"  speed: oracle / floorctl = {oracle_rate / f_rate:.1f}x (same run)")
     if doc.get("flags"):
@@ -184,7 +192,13 @@ def compare(tally: Tally, doc: dict[str, Any] | None, oracle_rate: float) -> Non
     freqs = doc.get("frequencies")
     if not isinstance(freqs, dict):
         print("  floorctl: no 'frequencies' object in simulate --json")
-        return
+        freqs = {}
+    frequencies(tally, freqs, n_f)
+
+
+def frequencies(tally: Tally, freqs: dict[str, Any], n_f: int) -> None:
+    """The per-round rates side by side (floorctl's `freqs` may be empty: oracle only)."""
+    pontoon = GAMES[tally.game].pontoon
     print(
         f"\n  {'per round':<28} {'oracle':>10} {'(paid)':>10} {'floorctl':>10} {'z':>7}"
         "   floorctl key"
@@ -229,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="floorctl simulate --jobs")
     parser.add_argument("--oracle-only", action="store_true", help="do not run floorctl")
     parser.add_argument("--floorctl-json", type=Path, help="a saved floorctl simulate --json")
+    parser.add_argument("--save-floorctl-json", type=Path, help="keep floorctl's document here")
     args = parser.parse_args(argv)
     games = sorted(GAMES) if args.game == "all" else [args.game]
     for game in games:
@@ -245,6 +260,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
         elif not args.oracle_only:
             doc = run_floorctl(game, args.rounds, args.seed, args.bet, args.jobs)
+            if args.save_floorctl_json is not None:
+                path = args.save_floorctl_json
+                if len(games) > 1:
+                    path = path.with_name(f"{path.stem}-{game}{path.suffix}")
+                path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
         compare(tally, doc, rate)
     return 0
 

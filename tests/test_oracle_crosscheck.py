@@ -34,6 +34,7 @@ from benchmarks.oracle.crosscheck import (  # noqa: E402
     case,
     compare_round,
     crosscheck,
+    summary,
 )
 from benchmarks.oracle.game import BLACKJACK, PONTOON, Rules  # noqa: E402
 from benchmarks.oracle.scenario import coverage, generate  # noqa: E402
@@ -46,6 +47,7 @@ SLOW_ROUNDS = 100_000
 
 def _report(rules: Rules, diffs: list[Difference], rounds: int) -> str:
     lines = [f"{len(diffs)} of {rounds} {rules.game} rounds differ from the oracle:"]
+    lines.extend(f"  {n:>6}  {label}" for label, n in sorted(summary(diffs).items()))
     for d in diffs[:15]:
         lines.append(f"round {d.round} [{case(d)}]")
         lines.extend(f"    {w}" for w in d.what)

@@ -8,6 +8,7 @@ ones `config/` ships, so a reviewed rule change cannot leave the oracle behind u
 
 from __future__ import annotations
 
+import ast
 import random
 import sys
 import tomllib
@@ -216,3 +217,18 @@ def test_shipped_rule_set_is_the_one_the_oracle_models(game: str) -> None:
     assert not differs, (
         f"config/{game}.toml changed (shipped, oracle): {differs}: update the oracle"
     )
+
+
+def test_the_oracle_imports_nothing_of_floorctl() -> None:
+    """Its independence, checked: no module of benchmarks/oracle imports controller or
+    drivers (it reads only config/ files and runs floorctl as a subprocess)."""
+    for path in sorted((ROOT / "benchmarks" / "oracle").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            bad = [n for n in names if n.split(".")[0] in ("controller", "drivers")]
+            assert not bad, f"{path.name} imports {bad}"

@@ -21,7 +21,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from .game import GAMES, Rules
+from .game import GAMES, Rules, stands_off
 from .scenario import Expected, generate, one_round, write
 from .strategy import load, repo_root, shipped
 
@@ -151,13 +151,13 @@ def crosscheck(
     return diffs, len(got_rounds)
 
 
-RESCUED_TIE = "a rescued wager on a hand that ties the dealer (issue 18)"
+RESCUED_TIE = "a rescued wager on a hand that stands off against the dealer (issue 18)"
 
 
 def case(d: Difference) -> str:
     """What the differing round is, as far as the oracle can tell: RESCUED_TIE when every
-    difference is a net on a rescued wager whose hand equals the dealer's total, else the
-    kinds of difference seen."""
+    difference is a net on a rescued wager whose hand would stand off against the dealer's
+    (equal totals under 21), else the kinds of difference seen."""
     exp = d.expected
     if d.what and all(w.startswith("net:") for w in d.what):
         nets = [w for w in d.what if w.startswith("net:")]
@@ -170,8 +170,8 @@ def case(d: Difference) -> str:
                 tie
                 and kind == "hand"
                 and key in exp.rescued
-                and total == exp.dealer_total
-                and not exp.dealer_natural
+                and total is not None
+                and stands_off(total, exp.dealer_total, exp.dealer_natural)
             )
         if tie:
             return RESCUED_TIE
@@ -193,10 +193,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", type=int, default=5, help="differing rounds to print in full")
     parser.add_argument("--keep", type=Path, help="write the scenario here too")
     parser.add_argument("--dump", type=Path, help="write each shown round as its own scenario")
+    parser.add_argument(
+        "--floorctl", type=Path, help="the floorctl to check (default: this checkout's .venv)"
+    )
     args = parser.parse_args(argv)
     rules = GAMES[args.game]
     diffs, replayed = crosscheck(
-        rules, args.rounds, args.seed, wild=args.wild, boost=args.boost, keep=args.keep
+        rules,
+        args.rounds,
+        args.seed,
+        wild=args.wild,
+        boost=args.boost,
+        keep=args.keep,
+        exe=args.floorctl,
     )
     print(
         f"{rules.game}: {args.rounds:,} oracle rounds, {replayed:,} replayed by floorctl, "

@@ -588,6 +588,13 @@ def _settle(rules: Rules, hands: list[Hand], dealer: list[int], natural: bool) -
     return result
 
 
+def stands_off(total: int, dealer_total: int, dealer_natural: bool) -> bool:
+    """Whether a Pontoon hand of `total` would stand off against the dealer (5.1(e)): equal
+    totals under 21 (a 21 wins against a dealer 21, 5.1(d)). Used to label rescued wagers,
+    which lose their original all the same (12.8)."""
+    return not dealer_natural and total == dealer_total and total < 21
+
+
 def _pontoon_net(hand: Hand, stake: Stake, total: int, dealer_total: int, natural: bool) -> int:
     o, d = stake.orig, stake.dbl
     if stake.rescued:

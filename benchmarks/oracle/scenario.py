@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .cards import CODE, Shoe, parse
-from .game import M_DOUBLE, M_HIT, M_SPLIT, M_STAND, Box, Hand, Round, Row, Rules, Stake
+from .game import M_DOUBLE, M_HIT, M_SPLIT, M_STAND, Box, Hand, Round, Row, Rules, Stake, stands_off
 from .game import play_round as _play
 from .strategy import Strategy
 
@@ -269,7 +269,7 @@ def coverage(events: list[dict[str, object]], expected: list[Expected]) -> dict[
         if exp.template:
             bump(f"template {exp.template}")
         for _player, box, hand in exp.rescued:
-            if exp.totals[(box, hand)] == exp.dealer_total and not exp.dealer_natural:
+            if stands_off(exp.totals[(box, hand)], exp.dealer_total, exp.dealer_natural):
                 bump("rescued tie")
         if len(exp.dealer) == 2 and exp.dealer_total < 17:
             bump("dealer stopped under 17")

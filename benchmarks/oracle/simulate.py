@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .cards import Shoe
-from .game import GAMES, Hand, Round, Rules, play_round
+from .game import GAMES, Hand, Round, Rules, play_round, stands_off
 from .strategy import Strategy, load, shipped
 
 CATEGORIES = (
@@ -63,7 +63,7 @@ class Tally:
     made: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
     made_sq: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
     paid: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
-    rescued_tie_cents: int = 0  # original wagers lost on rescued hands that tied the dealer
+    rescued_tie_cents: int = 0  # originals lost on rescued hands that stand off (5.1(e))
     shuffles: int = 0
     seconds: float = 0.0
 
@@ -106,10 +106,8 @@ def _keys(result: Round, pontoon: bool) -> tuple[list[str], list[str]]:
         else:
             made.append("split")
         _hand_keys(hand, pontoon, made, paid)
-        if (
-            hand.stakes[0].rescued
-            and not result.dealer_natural
-            and hand.total(pontoon) == result.dealer_total
+        if hand.stakes[0].rescued and stands_off(
+            hand.total(pontoon), result.dealer_total, result.dealer_natural
         ):
             made.append("rescued_tie")
     for row in result.rows:
@@ -152,7 +150,7 @@ def _hand_keys(hand: Hand, pontoon: bool, made: list[str], paid: list[str]) -> N
     if key is None:
         return
     made.append(key)
-    if not controller.dbl:
+    if not controller.dbl and controller.net > 0:  # won, at the 11.1 odds (12.5)
         paid.append(key)
         if key.startswith("six_seven") or key.startswith("seven_seven"):
             paid.append(key.rsplit("_", 1)[0])
@@ -192,7 +190,8 @@ def run(
                 tally.rescued_tie_cents += sum(
                     h.stakes[0].orig
                     for h in result.hands
-                    if h.stakes[0].rescued and h.total(pontoon) == result.dealer_total
+                    if h.stakes[0].rescued
+                    and stands_off(h.total(pontoon), result.dealer_total, result.dealer_natural)
                 )
             for key in keys_made:
                 made[key] += 1
@@ -232,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         f"± {t.standard_error():.4%}, {t.rounds / t.seconds:,.0f} rounds/s"
     )
     for key in CATEGORIES:
-        print(f"  {key:<26} {t.per_round(key):.6f}   paid {t.per_round(key, paid=True):.6f}")
+        paid = f"   paid {t.per_round(key, paid=True):.6f}" if t.paid[key] else ""
+        print(f"  {key:<26} {t.per_round(key):.6f}{paid}")
     return 0
 
 
