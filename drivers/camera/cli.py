@@ -20,6 +20,7 @@ from drivers.camera.fiducials import LayoutFix, locate_layout, verify_fix
 from drivers.camera.monitor import is_black
 from drivers.camera.overlay import draw_overlay
 from drivers.camera.render import render_frames, render_sequence, write_rendered
+from drivers.camera.score import TruthError, format_scores, overall, score_folder
 from drivers.camera.sources import IMAGE_SUFFIXES, SourceError, open_source
 
 
@@ -51,6 +52,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     detect.add_argument("--config", required=True, type=Path, help="table config (TOML)")
     detect.add_argument("--json", action="store_true", help="one JSON object per image")
     detect.set_defaults(func=_detect)
+
+    score = sub.add_parser("score", help="read folders of frames and score against their truths")
+    score.add_argument("folder", type=Path, metavar="DIR")
+    score.add_argument("--config", required=True, type=Path, help="table config (TOML)")
+    score.add_argument("--json", action="store_true", help="the scores as one JSON object")
+    score.set_defaults(func=_score)
 
     cal = subparsers.add_parser(
         "calibrate", help="draw the located layout, boxes and wagers on a camera frame"
@@ -182,6 +189,34 @@ def _detect_all(args: argparse.Namespace) -> int:
             print(f"error: {err}", file=sys.stderr)
             status = 1
     return status
+
+
+def _score(args: argparse.Namespace) -> int:
+    cfg = _load(args.config)
+    if cfg is None:
+        return 2
+    if not args.folder.is_dir():
+        print(f"error: {args.folder}: not a folder", file=sys.stderr)
+        return 2
+    try:
+        tiers = score_folder(args.folder, cfg)
+    except (TruthError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if not tiers:
+        print(f"error: {args.folder}: no frames with truth files beside them", file=sys.stderr)
+        return 2
+    if args.json:
+        doc = {
+            "folder": str(args.folder),
+            "min_confidence": cfg.min_confidence,
+            "tiers": {name: t.to_dict() for name, t in sorted(tiers.items())},
+            "overall": overall(tiers).to_dict(),
+        }
+        print(json.dumps(doc, indent=2))
+    else:
+        print(format_scores(tiers, cfg.min_confidence))
+    return 0
 
 
 def _grey(frame: U8Array) -> U8Array:

@@ -1,14 +1,23 @@
 """Frames in, per-box wagers out.
 
-For each betting box the detector cuts a small rectified image out of the frame through the
-layout homography (layout millimetres at ``work_px_per_mm``), evens out the lighting against
-the felt beside the box, labels each pixel by its nearest colour (felt, printed line, skin,
-one of the chip colours) through a lookup table, and reads the stacks it finds: a stack of
-``n`` chips stands ``chip_diameter + n * chip_step`` tall in the rectified image, its chips'
-edges showing as bands of ``chip_step`` from the bottom up and the top chip's face on top.
+For each betting box the detector samples a small image of the cloth round the box, turned so
+the camera is straight "down" in it (``geometry.py``: the stacks of that box lean straight up
+in it, by a step per chip that follows from the camera's pose). Colours are balanced against
+the layout's printed white (the fiducials' light modules, in every frame) and their brightness
+is taken relative to the cloth beside the box, so warm or cool, bright or dim, even or uneven
+light all read alike; colours are then told apart mostly by their chromaticity, so a chip's
+shaded side is still its own colour.
 
-A box that a hand (skin) or anything else unexpected covers is reported with confidence 0, so
-the stability tracker does not take it as a change of wager.
+In each box: whatever is not cloth is found by its colour against the cloth beside the box;
+what lies beyond where this box's chips could show (a hand, a sleeve, a cash paddle) makes the
+box unsure. Each stack's bottom (the near rim of its bottom chip) and top (the far rim of its
+top chip's face) give its height through the camera's pose; the face's near rim, found where
+the shaded sides give way to the lit face, gives it a second time. Each chip's side band is
+read between the rims the height puts it at, by the median of its pixels, so the edge spots
+(a minority of any band) do not make another chip; the top face is read clear of its inlay.
+The confidence is the least of the cross-checks: the two heights agree and fall on a whole
+number of chips, every band's colour is clearly one chip's, the top band is the face's chip,
+the stack is as wide as a chip, and the box looks the same as in the previous frame.
 """
 
 from __future__ import annotations
@@ -21,18 +30,16 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from drivers.camera.config import BoxArea, CameraConfig
+from drivers.camera.config import CameraConfig
 from drivers.camera.fiducials import LayoutFix
+from drivers.camera.geometry import BoxView, box_views
 
 U8Array = npt.NDArray[np.uint8]
 F32Array = npt.NDArray[np.float32]
 FloatArray = npt.NDArray[np.float64]
 
-FELT, PRINT, SKIN = 0, 1, 2
-FIRST_CHIP = 3
-# Skin tones from fair to dark: a hand over the layout is recognised by these.
-_SKIN_RGB = [(236, 188, 160), (214, 160, 122), (170, 110, 75), (120, 76, 50), (90, 58, 40)]
-_L_WEIGHT = 0.5  # lightness counts for less than hue: the lights are never even
+SIDE_SHADE = 0.7  # a chip's side band against its face, when not learned
+PAPER_WHITE = 0.92  # the printed white's reflectance, against which colours are given
 
 
 @dataclass(frozen=True)
@@ -55,200 +62,133 @@ class FrameReading:
 
 
 @dataclass(frozen=True)
-class _BoxGeometry:
-    area: BoxArea
-    origin_mm: tuple[float, float]
-    size_px: tuple[int, int]  # w, h
-    center_px: tuple[float, float]
-    radius_px: float
-    felt_ref: npt.NDArray[np.bool_]  # pixels that only felt should cover
-    inside: npt.NDArray[np.bool_]  # pixels that chips in this box can cover
-    on_line: npt.NDArray[np.bool_]  # pixels of the printed betting circle
-    core: npt.NDArray[np.bool_]  # well inside the circle, clear of its printed line
+class _ChipModel:
+    value: int
+    face: FloatArray  # BGR reflectance (printed white = PAPER_WHITE)
+    side: FloatArray
 
 
-def _lab(rgb: list[tuple[int, int, int]]) -> F32Array:
-    arr = np.array([[list(c)[::-1] for c in rgb]], np.float32) / 255.0
-    return np.asarray(cv2.cvtColor(arr, cv2.COLOR_BGR2Lab)[0], np.float32)
+def _chroma(bgr: FloatArray) -> FloatArray:
+    s = bgr.sum(axis=-1, keepdims=True) + 0.03
+    return np.asarray(bgr / s, np.float64)
+
+
+def _lum(bgr: FloatArray) -> FloatArray:
+    return np.asarray(bgr @ np.array([0.114, 0.587, 0.299]), np.float64)
 
 
 @dataclass
 class ChipDetector:
     cfg: CameraConfig
-    _geo: list[_BoxGeometry] = field(default_factory=list, init=False, repr=False)
-    _lut: U8Array = field(init=False, repr=False)
-    _felt_lab: F32Array = field(init=False, repr=False)
-    _values: list[int] = field(default_factory=list, init=False, repr=False)
+    _views: list[BoxView] = field(default_factory=list, init=False, repr=False)
+    _views_for: tuple[int, tuple[int, int]] | None = field(default=None, init=False, repr=False)
+    _models: list[_ChipModel] = field(default_factory=list, init=False, repr=False)
+    _felt: FloatArray = field(init=False, repr=False)
+    _print: FloatArray = field(init=False, repr=False)
+    _print_c: FloatArray = field(init=False, repr=False)
+    _previous: dict[int, F32Array] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         cfg = self.cfg
-        lay = cfg.layout
-        ppm = cfg.work_px_per_mm
-        margin = 14.0
-        for area in cfg.boxes:
-            up = lay.max_stack * area.chip_step_mm + 6
-            cx, cy = area.center_mm
-            r = area.radius_mm
-            x0, y0 = cx - r - margin, cy - r - up
-            w = math.ceil((2 * (r + margin)) * ppm)
-            h = math.ceil((2 * r + up + margin) * ppm)
-            ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
-            xm, ym = x0 + (xs + 0.5) / ppm, y0 + (ys + 0.5) / ppm
-            dist = np.hypot(xm - cx, ym - cy)
-            felt_ref = (dist > r + 3.5) & (ym > cy + 0.2 * r)
-            inside = (np.abs(xm - cx) <= r) & (ym <= cy + r) & ((dist <= r) | (ym < cy))
-            on_line = np.abs(dist - r) < 3.5
-            core = dist <= r - 5.0
-            self._geo.append(
-                _BoxGeometry(
-                    area,
-                    (x0, y0),
-                    (w, h),
-                    ((cx - x0) * ppm, (cy - y0) * ppm),
-                    r * ppm,
-                    felt_ref,
-                    inside,
-                    on_line,
-                    core,
-                )
-            )
-        self._values = [c.value for c in cfg.chips]
-        protos = [lay.felt, lay.print_colour] + [c.colour for c in cfg.chips]
-        proto_lab = _lab(protos)
-        skin_lab = _lab(_SKIN_RGB)
-        # Lookup table over 5-bit BGR: class of the nearest prototype.
-        q = (np.arange(32, dtype=np.float32) * 8 + 4) / 255.0
-        b, g, r_ = np.meshgrid(q, q, q, indexing="ij")
-        grid = np.stack([b.ravel(), g.ravel(), r_.ravel()], axis=1)[None].astype(np.float32)
-        lab = cv2.cvtColor(grid, cv2.COLOR_BGR2Lab)[0]
-        weights = np.array([_L_WEIGHT, 1.0, 1.0], np.float32)
-
-        def dist2(centres: F32Array) -> F32Array:
-            diff = (lab[:, None, :] - centres[None, :, :]) * weights
-            return np.asarray((diff**2).sum(axis=2), np.float32)
-
-        d_main = dist2(proto_lab)  # felt, print, chips...
-        d_skin = dist2(skin_lab).min(axis=1, keepdims=True)
-        d_all = np.concatenate([d_main[:, :2], d_skin, d_main[:, 2:]], axis=1)
-        self._lut = np.argmin(d_all, axis=1).astype(np.uint8)
-        self._felt_lab = proto_lab[0]
+        learned = {c.value: c for c in cfg.learned.chips} if cfg.learned else {}
+        for chip in cfg.chips:
+            face = np.array(chip.colour[::-1], np.float64) / 255.0
+            side = face * SIDE_SHADE
+            if chip.value in learned:
+                face = np.array(learned[chip.value].face[::-1], np.float64) / 255.0 * PAPER_WHITE
+                side = np.array(learned[chip.value].side[::-1], np.float64) / 255.0 * PAPER_WHITE
+            self._models.append(_ChipModel(chip.value, face, side))
+        self._felt = np.array(cfg.layout.felt[::-1], np.float64) / 255.0
+        self._print = np.array(cfg.layout.print_colour[::-1], np.float64) / 255.0
+        self._print_c = _chroma(self._print)
 
     # -- per frame -------------------------------------------------------------------------
 
     def read(self, frame: U8Array, fix: LayoutFix) -> FrameReading:
-        patches = [self._warp(frame, fix, g) for g in self._geo]
-        refs = [p[g.felt_ref] for p, g in zip(patches, self._geo, strict=True)]
-        felt_chroma = _chroma(np.concatenate([r[::4] for r in refs]).astype(np.float32))
-        frame_felt = np.median(felt_chroma, axis=0).astype(np.float64)
+        size = (frame.shape[1], frame.shape[0])
+        if self._views_for != (id(fix), size):
+            self._views = box_views(self.cfg, fix, size)
+            self._views_for = (id(fix), size)
+            self._previous = {}
+        white = _printed_white(frame, fix)
         boxes = {}
-        for patch, ref, geo in zip(patches, refs, self._geo, strict=True):
-            boxes[geo.area.box] = self._read_box(patch, ref, geo, frame_felt)
+        for view in self._views:
+            patch = cv2.remap(frame, view.maps[0], view.maps[1], cv2.INTER_LINEAR)
+            refl = np.asarray(patch, np.float32) / white.astype(np.float32) * PAPER_WHITE
+            boxes[view.area.box] = self._read_box(refl, view)
         return FrameReading(boxes, fix)
 
-    def _warp(self, frame: U8Array, fix: LayoutFix, geo: _BoxGeometry) -> U8Array:
-        ppm = self.cfg.work_px_per_mm
-        x0, y0 = geo.origin_mm
-        patch_to_layout = np.array(
-            [[1 / ppm, 0, x0 + 0.5 / ppm], [0, 1 / ppm, y0 + 0.5 / ppm], [0, 0, 1]], np.float64
-        )
-        m = fix.homography @ patch_to_layout
-        out = cv2.warpPerspective(
-            frame,
-            m,
-            geo.size_px,
-            flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-            borderMode=cv2.BORDER_CONSTANT,
-            borderValue=(0, 0, 0),
-        )
-        return np.asarray(out, np.uint8)
-
-    def _read_box(
-        self, patch: U8Array, ref: U8Array, geo: _BoxGeometry, frame_felt: FloatArray
-    ) -> BoxReading:
-        box = geo.area.box
-        lay = self.cfg.layout
-        ppm = self.cfg.work_px_per_mm
+    def _read_box(self, refl: F32Array, view: BoxView) -> BoxReading:
+        box = view.area.box
 
         def unsure(note: str) -> BoxReading:
             return BoxReading(box, Decimal(0), {}, 0.0, (), note)
 
-        # The felt beside the box sets the white balance; if it does not look like felt
-        # (a hand, a sleeve, a cash tray over it) the box cannot be read.
-        chroma = _chroma(ref.astype(np.float32))
-        felt_like = np.linalg.norm(chroma - frame_felt, axis=1) < 0.06
-        if felt_like.mean() < 0.6:
-            return unsure("felt beside the box is covered")
-        felt_obs = np.median(ref[felt_like].astype(np.float32), axis=0)
-        if float(felt_obs.max()) < 8:
+        if not view.inside[view.visible].size or view.visible[view.inside].mean() < 0.98:
+            return unsure("box not wholly in view")
+        ref = refl[view.felt_ref].astype(np.float64)
+        if len(ref) < 50:
+            return unsure("no cloth beside the box in view")
+        felt_obs = np.median(ref, axis=0)
+        chroma = _chroma(cv2.blur(refl, (3, 3)).astype(np.float64))
+        felt_c = _chroma(felt_obs)
+        cdist = np.linalg.norm(chroma - felt_c, axis=-1)
+        lum = _lum(refl.astype(np.float64))
+        felt_l = float(_lum(felt_obs))
+        if felt_l < 0.01:
             return unsure("too dark to read")
-        felt_nominal = np.array(lay.felt[::-1], np.float32)
-        gains = felt_nominal / np.maximum(felt_obs, 1.0)
-        # White balance and 5-bit quantisation in one table per channel, then the class table.
-        levels = np.arange(256, dtype=np.float32)
-        idx = np.zeros(patch.shape[:2], np.int32)
-        for c, shift in enumerate((10, 5, 0)):
-            table = (np.clip(levels * gains[c], 0, 255).astype(np.int32) >> 3) << shift
-            idx |= table[patch[..., c]]
-        labels = self._lut[idx]
-        labels[~geo.inside] = FELT
-
-        skin = (labels == SKIN).astype(np.uint8)
-        if cv2.countNonZero(skin) >= 150 * ppm * ppm:
-            # A hand is thick; the thin blends where a red chip's edge meets a white one are not.
-            k_skin = max(3, round(6 * ppm) | 1)
-            skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, np.ones((k_skin, k_skin), np.uint8))
-            n_skin, _, stats, _ = cv2.connectedComponentsWithStats(skin, connectivity=8)
-            if n_skin > 1 and stats[1:, cv2.CC_STAT_AREA].max() >= 150 * ppm * ppm:
-                return unsure("hand over the box")
-
-        # Anything on the felt but the printed circle is taken as chips here; a hand was ruled
-        # out above, and the colours are read from the middle of each chip below.
-        ink = (labels == PRINT) & geo.on_line
-        chip_mask = ((labels != FELT) & ~ink).astype(np.uint8)
-        norm = _Balanced(patch, gains, ink, felt_nominal)
-        k_close = max(3, round(1.5 * ppm) | 1)
-        k_open = max(3, round(3.0 * ppm) | 1)
-        chip_mask = cv2.morphologyEx(
-            chip_mask, cv2.MORPH_CLOSE, np.ones((k_close, k_close), np.uint8)
+        rel = lum / felt_l
+        felt_like = (cdist[view.felt_ref] < 0.06) & (rel[view.felt_ref] < 2.0)
+        if felt_like.mean() < 0.6:
+            return unsure("cloth beside the box is covered")
+        scale = felt_l / float(_lum(self._felt))  # the light here against the config's
+        fg = (cdist > 0.07) | (rel > 2.2)
+        # The printed lines and numbers (the print's colour, or blurred into the cloth's), on
+        # the ring or outside the reach.
+        printed = _segment_distance(chroma, felt_c, self._print_c) < 0.04
+        fg &= ~(printed & (view.on_line | view.outside))
+        fg &= ~(view.on_line & (cdist < 0.16))
+        fg_u8 = fg.astype(np.uint8)
+        k = max(3, round(2.0 * view.ppm) | 1)
+        fg_u8 = cv2.morphologyEx(fg_u8, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
+        stray = fg_u8.astype(bool) & view.outside
+        if stray.sum() > 30 * view.ppm**2:
+            return unsure("something over the box besides chips")
+        fg_u8[~view.inside] = 0
+        # How far each pixel is from the cloth (or the printed ring, where it is printed).
+        bgdiff = np.linalg.norm(refl - felt_obs.astype(np.float32), axis=-1).astype(np.float64)
+        print_obs = self._print * (felt_obs / np.maximum(self._felt, 1e-3))
+        on_ring = refl[view.on_line].astype(np.float64)
+        bgdiff[view.on_line] = np.minimum(
+            bgdiff[view.on_line], _segment_distance(on_ring, felt_obs, print_obs)
         )
-        chip_mask = cv2.morphologyEx(chip_mask, cv2.MORPH_OPEN, np.ones((k_open, k_open), np.uint8))
-        n_cc, cc, stats, _ = cv2.connectedComponentsWithStats(chip_mask, connectivity=8)
-        n_cc, cc, stats = _merge_columns(
-            n_cc, np.asarray(cc, np.int32), np.asarray(stats, np.int32), gap=5.0 * ppm
-        )
-        d_px = lay.chip_diameter_mm * ppm
-        min_area = 0.45 * math.pi * (d_px / 2) ** 2
+        n_cc, cc, stats, _ = cv2.connectedComponentsWithStats(fg_u8, connectivity=8)
+        ppm = view.ppm
+        r_mm = self.cfg.layout.chip_diameter_mm / 2
+        d_px = 2 * r_mm * ppm
         stacks: list[tuple[int, ...]] = []
         confidence = 1.0
-        stray = 0
+        notes: list[str] = []
         for i in range(1, n_cc):
             x, y, w, h, area = (int(v) for v in stats[i])
-            if area < min_area:
-                stray += int(
-                    np.count_nonzero(
-                        (cc[y : y + h, x : x + w] == i) & geo.core[y : y + h, x : x + w]
-                    )
-                )
+            if area < 0.35 * math.pi * (r_mm * ppm) ** 2:
+                if area > 0.08 * math.pi * (r_mm * ppm) ** 2:
+                    confidence = min(confidence, 0.5)
+                    notes.append("a small thing in the box")
                 continue
-            gap = 6.0 * ppm
-            k = max(1, round((w + gap) / (d_px + gap)))
-            width_fit = abs(w - (k * d_px + (k - 1) * gap)) / d_px
-            if k > 3 or width_fit > 0.6:
+            columns = _split_columns(cc[y : y + h, x : x + w] == i, d_px)
+            if columns is None:
                 return unsure("something other than chips in the box")
-            confidence = min(confidence, 1.0 - max(0.0, width_fit - 0.25))
-            col_w = w / k
-            for j in range(k):
-                xa = x + j * col_w
-                stack, conf = self._read_stack(geo, norm, labels, cc, i, xa, xa + col_w, y, y + h)
+            for ca, cb in columns:
+                mask = cc == i
+                stack, conf, note = self._read_stack(refl, bgdiff, mask, view, x + ca, x + cb, scale)
                 if not stack:
-                    return unsure("a stack could not be read")
+                    return unsure(note or "a stack could not be read")
                 stacks.append(stack)
-                confidence = min(confidence, conf)
-        # Bits of colour too small to be a chip: a few are noise, more mean something is there
-        # that the detector does not understand (a dropped chip on edge, a lighter, a coin).
-        stray_share = stray / float(geo.core.sum())
-        if stray_share > 0.01:
-            confidence = min(confidence, 1.0 - 20 * (stray_share - 0.01))
+                if conf < confidence:
+                    confidence = conf
+                if note:
+                    notes.append(note)
         chips: dict[int, int] = {}
         for stack in stacks:
             for v in stack:
@@ -258,180 +198,220 @@ class ChipDetector:
             box,
             amount,
             dict(sorted(chips.items())),
-            round(max(0.0, float(confidence)), 4),
+            float(np.clip(confidence, 0.0, 1.0)),
             tuple(stacks),
-            "",
+            "; ".join(dict.fromkeys(notes)),
         )
 
     def _read_stack(
         self,
-        geo: _BoxGeometry,
-        norm: _Balanced,
-        labels: U8Array,
-        cc: npt.NDArray[np.int32],
-        label: int,
-        xa: float,
-        xb: float,
-        ya: int,
-        yb: int,
-    ) -> tuple[tuple[int, ...], float]:
+        refl: F32Array,
+        bgdiff: FloatArray,
+        mask: npt.NDArray[np.bool_],
+        view: BoxView,
+        xa: int,
+        xb: int,
+        scale: float,
+    ) -> tuple[tuple[int, ...], float, str]:
         lay = self.cfg.layout
-        ppm = self.cfg.work_px_per_mm
-        d_px = lay.chip_diameter_mm * ppm
-        step = geo.area.chip_step_mm * ppm
-        cx = (xa + xb) / 2
-        half = max(1, round(d_px / 14))
-        c0, c1 = max(0, round(cx) - half), min(cc.shape[1], round(cx) + half + 1)
-        occupancy = (cc[ya:yb, c0:c1] == label).mean(axis=1)
+        ppm = view.ppm
+        r_mm = lay.chip_diameter_mm / 2
+        chip_h = lay.chip_height_mm
+        uc = (xa + xb - 1) / 2
+        half = max(1, round(0.3 * r_mm * ppm))
+        c0, c1 = max(0, round(uc) - half), min(mask.shape[1], round(uc) + half + 1)
+        occupancy = mask[:, c0:c1].mean(axis=1)
         rows = np.flatnonzero(occupancy > 0.5)
         if rows.size == 0:
-            return (), 0.0
-        top, bottom = self._edges(geo, norm, c0, c1, ya + int(rows[0]), ya + int(rows[-1]) + 1)
-        exact = ((bottom - top) - d_px) / step
+            return (), 0.0, "a stack could not be read"
+        # Edges where the colour is half way from the cloth's to the chip's (a blur mixes the
+        # two in proportion, so the half-way point stays where the edge is), in each column
+        # across the middle of the stack, put back on the centre line along the rim's curve;
+        # the median leaves out columns where the printed ring or a neighbour got in the way.
+        r_px = r_mm * ppm
+        bottoms, tops = [], []
+        for col in range(c0, c1):
+            du = col - uc
+            lift = r_px - math.sqrt(max(r_px**2 - du**2, 0.0))
+            prof = bgdiff[:, col]
+            bottoms.append(_crossing(prof, int(rows[-1] - lift), +1) + lift)
+            tops.append(_crossing(prof, int(rows[0] + lift), -1) - lift)
+        bottom = float(np.median(bottoms))
+        base_v = bottom - r_px
+        base = view.layout_of(uc, base_v)
+        # The face is larger than the foot by the parallax's enlargement: a first height
+        # from the centre column, then the top rim's curve at that size.
+        top = float(np.median(tops))
+        z_top = view.height_at_row(base, top, -1, r_mm)
+        k = view.height_mm / max(view.height_mm - z_top, 1.0)
+        tops = []
+        for col in range(c0, c1):
+            du = col - uc
+            lift = r_px * k - math.sqrt(max((r_px * k) ** 2 - du**2, 0.0))
+            tops.append(_crossing(bgdiff[:, col], int(rows[0] + lift), -1) - lift)
+        top = float(np.median(tops))
+        z_top = view.height_at_row(base, top, -1, r_mm)
+        exact = z_top / chip_h
         n = round(exact)
-        # A stack whose height is near a half step between two counts is in doubt.
-        # (Video codecs halve the colour resolution, so a colour-only edge such as purple on
-        # blue felt can sit a pixel off: up to a quarter step is taken as exact.)
-        fit = float(np.clip(1.0 - (abs(exact - n) - 0.25) / 0.25, 0.0, 1.0))
         if n < 1:
             if exact < 0.4:
-                return (), 0.0
+                return (), 0.0, "a flat thing in the box"
             n = 1
         if n > lay.max_stack:
-            return (), 0.0
-        wx = max(2, round(d_px / 5))
-        x0, x1 = max(0, round(cx) - wx), min(labels.shape[1], round(cx) + wx + 1)
-        band_half = max(1, round(step * 0.15))
+            return (), 0.0, f"a stack taller than {lay.max_stack} chips"
+        off = abs(exact - n)
+        conf = float(np.clip(1.0 - (off - 0.2) / 0.25, 0.0, 1.0))
+        note = "" if conf >= 0.8 else "stack height between two counts"
+        # The width of the stack's foot: a chip's, or something else.
+        width = (xb - xa) / ppm
+        if abs(width - 2 * r_mm) > 0.3 * 2 * r_mm:
+            conf = min(conf, 0.3)
+            note = "stack not as wide as a chip"
         values: list[int] = []
-        conf = fit
+        lum_scale = scale
         for i in range(n):
-            yc = round(bottom - (i + 0.5) * step)
-            window = labels[max(yc - band_half, 0) : yc + band_half + 1, x0:x1].ravel()
-            if i == n - 1:
-                face_c = round(bottom - n * step - d_px / 2)
-                fh = max(2, round(d_px / 6))
-                face = labels[max(face_c - fh, 0) : face_c + fh + 1, x0:x1].ravel()
-                window = np.concatenate([window, face])
-            value, c = self._vote(window)
+            lo = view.rim_row(base, (i + 1) * chip_h, +1, r_mm)
+            hi = view.rim_row(base, i * chip_h, +1, r_mm)
+            pixels = _band_pixels(refl, uc, lo, hi, r_mm * ppm)
+            if pixels is None:
+                return (), 0.0, "a chip's band is out of view"
+            value, c = self._classify(pixels, lum_scale, side=True)
             values.append(value)
-            conf = min(conf, c)
-        return tuple(values), conf
+            if c < conf:
+                conf, note = c, "a chip's colour is unclear"
+        # The top face, clear of the inlay in its middle and of the spots at its rim.
+        far = view.rim_row(base, n * chip_h, -1, r_mm)
+        near = view.rim_row(base, n * chip_h, +1, r_mm)
+        face_px = _face_pixels(refl, uc, (far + near) / 2, (near - far) / 2)
+        if face_px is not None:
+            face_value, fc = self._classify(face_px, lum_scale, side=False)
+            if face_value != values[-1]:
+                conf, note = min(conf, 0.2), "top chip's side and face disagree"
+            elif fc < conf:
+                conf, note = fc, "the top face's colour is unclear"
+        return tuple(values), conf, note
 
-    def _edges(
-        self, geo: _BoxGeometry, norm: _Balanced, c0: int, c1: int, top: int, bottom: int
-    ) -> tuple[float, float]:
-        """Sub-pixel top and bottom of a stack: where the column's difference from the felt
-        crosses halfway between the felt outside and the chip just inside."""
-        step = geo.area.chip_step_mm * self.cfg.work_px_per_mm
-        strip = norm.column(c0, c1) / 255.0
-        lab = cv2.cvtColor(strip[None], cv2.COLOR_BGR2Lab)[0]
-        weights = np.array([_L_WEIGHT, 1.0, 1.0], np.float32)
-        d = np.sqrt((((lab - self._felt_lab) * weights) ** 2).sum(axis=1))
-        h = len(d)
+    def _classify(self, pixels: FloatArray, scale: float, *, side: bool) -> tuple[int, float]:
+        """The chip whose face (or side) colour the pixels' median is nearest, and how clearly."""
+        med = np.median(pixels, axis=0) / max(scale, 1e-6)
+        c = _chroma(med)
+        lum = float(_lum(med))
+        dists = []
+        for m in self._models:
+            ref = m.side if side else m.face
+            rc = _chroma(ref)
+            rl = float(_lum(ref))
+            d_c = float(np.linalg.norm(c - rc))
+            d_l = abs(math.log((lum + 0.02) / (rl + 0.02)))
+            # Shading changes lightness a lot and chromaticity little.
+            dists.append(d_c + 0.08 * max(0.0, d_l - 0.5))
+        order = np.argsort(dists)
+        best, second = dists[order[0]], dists[order[1]]
+        margin = (second - best) / max(second, 1e-6)
+        return self._models[int(order[0])].value, float(np.clip(margin / 0.3, 0.0, 1.0))
 
-        def level(a: float, b: float) -> float:
-            lo, hi = max(0, round(a)), min(h, round(b))
-            return float(np.median(d[lo:hi])) if hi > lo else 0.0
 
-        def crossing(start: int, stop: int, inward: int, threshold: float) -> float | None:
-            # walk from outside (start) inwards to the first sample above threshold
-            y = start
-            while 0 <= y < h and y != stop:
-                nxt = y + inward
-                if 0 <= nxt < h and d[y] <= threshold < d[nxt]:
-                    frac = (threshold - d[y]) / max(float(d[nxt] - d[y]), 1e-6)
-                    return float(y + inward * frac)
-                y = nxt
+def _printed_white(frame: U8Array, fix: LayoutFix) -> FloatArray:
+    """The printed white as the camera sees it now: the light modules of the fiducials."""
+    samples = []
+    h, w = frame.shape[:2]
+    for corners in fix.corners_px.values():
+        x0, y0 = np.floor(corners.min(axis=0)).astype(int)
+        x1, y1 = np.ceil(corners.max(axis=0)).astype(int) + 1
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+        if x1 - x0 < 4 or y1 - y0 < 4:
+            continue
+        crop = frame[y0:y1, x0:x1].reshape(-1, 3).astype(np.float64)
+        grey = crop.sum(axis=1)
+        light = crop[grey >= np.percentile(grey, 80)]
+        samples.append(np.median(light, axis=0))
+    if not samples:
+        return np.array([235.0, 235.0, 235.0])
+    return np.maximum(np.median(np.array(samples), axis=0), 8.0)
+
+
+def _segment_distance(points: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
+    """Distance of each point (..., 3) from the segment a-b."""
+    ab = b - a
+    t = np.clip(((points - a) @ ab) / max(float(ab @ ab), 1e-9), 0.0, 1.0)
+    return np.asarray(np.linalg.norm(points - (a + t[..., None] * ab), axis=-1), np.float64)
+
+
+def _crossing(profile: FloatArray, start: int, direction: int) -> float:
+    """Sub-pixel row where ``profile`` (a difference from the cloth) is half way between the
+    chip's just inside ``start`` and the cloth's beyond it, walking out in ``direction``."""
+    n = len(profile)
+    # Far enough in and out that a soft edge does not reach: the chip's level is the upper
+    # quartile inside (seams and spots pull the median down), the cloth's the median beyond.
+    back = [start - direction * j for j in range(2, 13) if 0 <= start - direction * j < n]
+    beyond = [start + direction * j for j in range(4, 11) if 0 <= start + direction * j < n]
+    inside = float(np.percentile(profile[back], 75)) if back else float(profile[start])
+    outside = float(np.median(profile[beyond])) if beyond else 0.0
+    level = (inside + outside) / 2
+    y = start - 2 * direction
+    if not 0 <= y < n:
+        y = start
+    while 0 <= y + direction < n and profile[y + direction] > level:
+        y += direction
+    nxt = y + direction
+    if not (0 <= nxt < n):
+        return float(y)
+    a, b = float(profile[y]), float(profile[nxt])
+    frac = (a - level) / max(a - b, 1e-6)
+    return float(y + direction * np.clip(frac, 0.0, 1.0))
+
+
+def _split_columns(mask: npt.NDArray[np.bool_], d_px: float) -> list[tuple[int, int]] | None:
+    """The column ranges of the stacks in one blob: one or two chips wide, else None."""
+    w = mask.shape[1]
+    k = round(w / d_px)
+    if k <= 1:
+        return [(0, w)] if w <= 1.35 * d_px else None
+    if k == 2 and w <= 2.5 * d_px:
+        # Two stacks touching: split at the narrowest column near the middle.
+        heights = mask.sum(axis=0).astype(np.float64)
+        mid = w // 2
+        lo, hi = max(1, mid - round(0.25 * d_px)), min(w - 1, mid + round(0.25 * d_px))
+        cut = lo + int(np.argmin(heights[lo:hi]))
+        return [(0, cut), (cut, w)]
+    return None
+
+
+def _band_pixels(
+    refl: F32Array, uc: float, lo: float, hi: float, r_px: float
+) -> FloatArray | None:
+    """Pixels of one chip's side band: between rows ``lo`` (its top rim) and ``hi`` (its
+    bottom rim) at the stack's centre, following the rim's curve across the middle of it."""
+    h, w = refl.shape[:2]
+    span = hi - lo
+    pad = 0.2 * span
+    out = []
+    for du in range(-round(0.6 * r_px), round(0.6 * r_px) + 1):
+        col = round(uc + du)
+        if not 0 <= col < w:
+            continue
+        lift = r_px - math.sqrt(max(r_px**2 - du**2, 0.0))
+        a, b = lo - lift + pad, hi - lift - pad
+        r0, r1 = math.floor(a + 0.5), math.ceil(b - 0.5)
+        if r1 < r0:
+            r0 = r1 = round((a + b) / 2)
+        if r0 < 0 or r1 >= h:
             return None
-
-        reach = max(3, round(step * 1.0))
-        t_in = level(top + 2, top + 2 + step)
-        t_out = level(top - 2 - reach, top - 2)
-        t = crossing(top - reach, top + reach, 1, (t_in + t_out) / 2)
-        b_in = level(bottom - 0.8 * step, bottom - 0.2 * step)
-        b_out = level(bottom + 2, bottom + 2 + reach)
-        b = crossing(bottom + reach, bottom - reach, -1, (b_in + b_out) / 2)
-        # Sample y covers [y, y + 1): its centre is y + 0.5. A refined edge far from the coarse
-        # one has caught something else (the printed circle, a neighbour): keep the coarse one.
-        t_edge = t + 0.5 if t is not None and abs(t + 0.5 - top) <= 2.0 else float(top)
-        b_edge = b + 0.5 if b is not None and abs(b + 0.5 - bottom) <= 2.0 else float(bottom)
-        return t_edge, b_edge
-
-    def _vote(self, window: U8Array) -> tuple[int, float]:
-        """The chip value most pixels of the window show, and the margin of its win."""
-        counts = np.bincount(window, minlength=FIRST_CHIP + len(self._values))[FIRST_CHIP:]
-        order = np.argsort(counts)[::-1]
-        first = int(counts[order[0]])
-        second = int(counts[order[1]]) if len(order) > 1 else 0
-        if first == 0:
-            return self._values[0], 0.0
-        # Edge inserts, seams and blur take a share of any window: the winner against the
-        # runner-up decides, and a lead of a quarter of their votes is a clear win.
-        margin = (first - second) / (first + second)
-        return self._values[int(order[0])], float(np.clip(margin / 0.25, 0.0, 1.0))
+        out.append(refl[r0 : r1 + 1, col])
+    if not out:
+        return None
+    return np.concatenate(out).astype(np.float64)
 
 
-@dataclass(frozen=True)
-class _Balanced:
-    """A box image white-balanced against its felt, computed only where it is needed."""
-
-    patch: U8Array
-    gains: F32Array
-    ink: npt.NDArray[np.bool_]  # the printed circle, shown as felt
-    felt: F32Array
-
-    def column(self, c0: int, c1: int) -> F32Array:
-        cols = np.clip(self.patch[:, c0:c1].astype(np.float32) * self.gains, 0, 255)
-        cols[self.ink[:, c0:c1]] = self.felt
-        return np.asarray(cols.mean(axis=1), np.float32)
-
-
-def _merge_columns(
-    n: int, cc: npt.NDArray[np.int32], stats: npt.NDArray[np.int32], gap: float
-) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32]]:
-    """Join pieces of one stack that a printed line or a dark seam cut apart: components that
-    share most of their width and lie one above the other within ``gap``."""
-    if n <= 2:
-        return n, cc, stats
-    parent = list(range(n))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    boxes = [tuple(int(v) for v in stats[i][:4]) for i in range(n)]
-    for i in range(1, n):
-        xi, yi, wi, hi = boxes[i]
-        for j in range(i + 1, n):
-            xj, yj, wj, hj = boxes[j]
-            overlap = min(xi + wi, xj + wj) - max(xi, xj)
-            if overlap < 0.6 * min(wi, wj):
-                continue
-            vgap = max(yi, yj) - min(yi + hi, yj + hj)
-            if vgap <= gap:
-                parent[find(j)] = find(i)
-    roots = sorted({find(i) for i in range(1, n)})
-    if len(roots) == n - 1:
-        return n, cc, stats
-    remap = np.zeros(n, np.int32)
-    for new, root in enumerate(roots, start=1):
-        for i in range(1, n):
-            if find(i) == root:
-                remap[i] = new
-    merged = remap[cc]
-    out = np.zeros((len(roots) + 1, 5), np.int32)
-    for new in range(1, len(roots) + 1):
-        members = [i for i in range(1, n) if remap[i] == new]
-        x0 = min(boxes[i][0] for i in members)
-        y0 = min(boxes[i][1] for i in members)
-        x1 = max(boxes[i][0] + boxes[i][2] for i in members)
-        y1 = max(boxes[i][1] + boxes[i][3] for i in members)
-        out[new] = (x0, y0, x1 - x0, y1 - y0, sum(int(stats[i][4]) for i in members))
-    return len(roots) + 1, merged, out
-
-
-def _chroma(bgr: F32Array) -> F32Array:
-    s = bgr.sum(axis=-1, keepdims=True) + 1.0
-    return np.asarray(bgr[..., :2] / s, np.float32)
+def _face_pixels(refl: F32Array, uc: float, vc: float, r_px: float) -> FloatArray | None:
+    h, w = refl.shape[:2]
+    y0, y1 = math.floor(vc - r_px), math.ceil(vc + r_px) + 1
+    x0, x1 = math.floor(uc - r_px), math.ceil(uc + r_px) + 1
+    if y0 < 0 or x0 < 0 or y1 > h or x1 > w:
+        return None
+    ys, xs = np.mgrid[y0:y1, x0:x1]
+    d = np.hypot(xs - uc, ys - vc) / max(r_px, 1e-6)
+    ring = (d > 0.66) & (d < 0.8)
+    if ring.sum() < 6:
+        ring = d < 0.8
+    return np.asarray(refl[y0:y1, x0:x1][ring], np.float64)
