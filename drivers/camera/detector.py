@@ -38,6 +38,10 @@ U8Array = npt.NDArray[np.uint8]
 F32Array = npt.NDArray[np.float32]
 FloatArray = npt.NDArray[np.float64]
 
+_GREY_SAT = 0.1  # chromaticity saturation below which a chip counts as a grey (white, black)
+_MARGIN = 0.6  # how much nearer the best chip must be than the next for full clarity
+_FIT = 1.5  # a colour this far from every chip is no chip's
+_STRAY_MM2 = 120.0  # a thing this large beside the box, where no chip can be, is not nothing
 SIDE_SHADE = 0.7  # a chip's side band against its face, when not learned
 PAPER_WHITE = 0.92  # the printed white's reflectance, against which colours are given
 
@@ -68,6 +72,9 @@ class _ChipModel:
     side: FloatArray
 
 
+_LUM_W = np.array([0.114, 0.587, 0.299], np.float32)
+
+
 def _chroma(bgr: FloatArray) -> FloatArray:
     s = bgr.sum(axis=-1, keepdims=True) + 0.03
     return np.asarray(bgr / s, np.float64)
@@ -83,6 +90,9 @@ class ChipDetector:
     _views: list[BoxView] = field(default_factory=list, init=False, repr=False)
     _views_for: tuple[int, tuple[int, int]] | None = field(default=None, init=False, repr=False)
     _models: list[_ChipModel] = field(default_factory=list, init=False, repr=False)
+    _values: list[int] = field(default_factory=list, init=False, repr=False)
+    _face: FloatArray = field(init=False, repr=False)
+    _side: FloatArray = field(init=False, repr=False)
     _felt: FloatArray = field(init=False, repr=False)
     _print: FloatArray = field(init=False, repr=False)
     _print_c: FloatArray = field(init=False, repr=False)
@@ -98,6 +108,9 @@ class ChipDetector:
                 face = np.array(learned[chip.value].face[::-1], np.float64) / 255.0 * PAPER_WHITE
                 side = np.array(learned[chip.value].side[::-1], np.float64) / 255.0 * PAPER_WHITE
             self._models.append(_ChipModel(chip.value, face, side))
+        self._values = [m.value for m in self._models]
+        self._face = np.array([m.face for m in self._models])
+        self._side = np.array([m.side for m in self._models])
         self._felt = np.array(cfg.layout.felt[::-1], np.float64) / 255.0
         self._print = np.array(cfg.layout.print_colour[::-1], np.float64) / 255.0
         self._print_c = _chroma(self._print)
@@ -124,20 +137,21 @@ class ChipDetector:
         def unsure(note: str) -> BoxReading:
             return BoxReading(box, Decimal(0), {}, 0.0, (), note)
 
-        if not view.inside[view.visible].size or view.visible[view.inside].mean() < 0.98:
+        if view.in_view < 0.98:
             return unsure("box not wholly in view")
-        ref = refl[view.felt_ref].astype(np.float64)
+        ref = refl[view.felt_ref]
         if len(ref) < 50:
             return unsure("no cloth beside the box in view")
-        felt_obs = np.median(ref, axis=0)
-        chroma = _chroma(cv2.blur(refl, (3, 3)).astype(np.float64))
-        felt_c = _chroma(felt_obs)
-        cdist = np.linalg.norm(chroma - felt_c, axis=-1)
-        lum = _lum(refl.astype(np.float64))
+        felt_obs = np.median(ref, axis=0).astype(np.float64)
         felt_l = float(_lum(felt_obs))
         if felt_l < 0.01:
             return unsure("too dark to read")
-        rel = lum / felt_l
+        soft = cv2.blur(refl, (3, 3))
+        total = cv2.transform(soft, np.ones((1, 3), np.float32)) + np.float32(0.03)
+        chroma = np.asarray(soft / total[..., None], np.float32)
+        felt_c = _chroma(felt_obs).astype(np.float32)
+        cdist = _distance(chroma, felt_c)
+        rel = cv2.transform(refl, _LUM_W[None]) * np.float32(1.0 / felt_l)
         felt_like = (cdist[view.felt_ref] < 0.06) & (rel[view.felt_ref] < 2.0)
         if felt_like.mean() < 0.6:
             return unsure("cloth beside the box is covered")
@@ -145,18 +159,23 @@ class ChipDetector:
         fg = (cdist > 0.07) | (rel > 2.2)
         # The printed lines and numbers (the print's colour, or blurred into the cloth's), on
         # the ring or outside the reach.
-        printed = _segment_distance(chroma, felt_c, self._print_c) < 0.04
-        fg &= ~(printed & (view.on_line | view.outside))
-        fg &= ~(view.on_line & (cdist < 0.16))
+        where = view.on_line | view.outside
+        printed = _segment_distance(chroma[where], felt_c, self._print_c) < 0.04
+        fg[where] &= ~(printed | (view.on_line[where] & (cdist[where] < 0.16)))
         fg_u8 = fg.astype(np.uint8)
         k = max(3, round(2.0 * view.ppm) | 1)
         fg_u8 = cv2.morphologyEx(fg_u8, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
-        stray = fg_u8.astype(bool) & view.outside
-        if stray.sum() > 30 * view.ppm**2:
-            return unsure("something over the box besides chips")
+        # Anything sizeable where no chip of this box can show: a hand, a sleeve, a paddle
+        # (a finger alone is some 16 mm wide). Such a thing may hide chips, or be taken
+        # for them: the box is unsure until it has gone.
+        stray = (fg_u8.astype(bool) & view.outside).astype(np.uint8)
+        if cv2.countNonZero(stray) >= _STRAY_MM2 * view.ppm**2:
+            n_s, _, s_stats, _ = cv2.connectedComponentsWithStats(stray, connectivity=8)
+            if n_s > 1 and s_stats[1:, cv2.CC_STAT_AREA].max() >= _STRAY_MM2 * view.ppm**2:
+                return unsure("something over the box besides chips")
         fg_u8[~view.inside] = 0
         # How far each pixel is from the cloth (or the printed ring, where it is printed).
-        bgdiff = np.linalg.norm(refl - felt_obs.astype(np.float32), axis=-1).astype(np.float64)
+        bgdiff = _distance(refl, felt_obs.astype(np.float32))
         print_obs = self._print * (felt_obs / np.maximum(self._felt, 1e-3))
         on_ring = refl[view.on_line].astype(np.float64)
         bgdiff[view.on_line] = np.minimum(
@@ -206,7 +225,7 @@ class ChipDetector:
     def _read_stack(
         self,
         refl: F32Array,
-        bgdiff: FloatArray,
+        bgdiff: F32Array,
         mask: npt.NDArray[np.bool_],
         view: BoxView,
         xa: int,
@@ -216,40 +235,27 @@ class ChipDetector:
         lay = self.cfg.layout
         ppm = view.ppm
         r_mm = lay.chip_diameter_mm / 2
+        r_px = r_mm * ppm
         chip_h = lay.chip_height_mm
         uc = (xa + xb - 1) / 2
-        half = max(1, round(0.3 * r_mm * ppm))
+        half = max(1, round(0.3 * r_px))
         c0, c1 = max(0, round(uc) - half), min(mask.shape[1], round(uc) + half + 1)
         occupancy = mask[:, c0:c1].mean(axis=1)
         rows = np.flatnonzero(occupancy > 0.5)
         if rows.size == 0:
             return (), 0.0, "a stack could not be read"
         # Edges where the colour is half way from the cloth's to the chip's (a blur mixes the
-        # two in proportion, so the half-way point stays where the edge is), in each column
-        # across the middle of the stack, put back on the centre line along the rim's curve;
-        # the median leaves out columns where the printed ring or a neighbour got in the way.
-        r_px = r_mm * ppm
-        bottoms, tops = [], []
-        for col in range(c0, c1):
-            du = col - uc
-            lift = r_px - math.sqrt(max(r_px**2 - du**2, 0.0))
-            prof = bgdiff[:, col]
-            bottoms.append(_crossing(prof, int(rows[-1] - lift), +1) + lift)
-            tops.append(_crossing(prof, int(rows[0] + lift), -1) - lift)
-        bottom = float(np.median(bottoms))
-        base_v = bottom - r_px
-        base = view.layout_of(uc, base_v)
-        # The face is larger than the foot by the parallax's enlargement: a first height
-        # from the centre column, then the top rim's curve at that size.
-        top = float(np.median(tops))
+        # two in proportion, so the half-way point stays where the edge is), on the columns
+        # across the middle of the stack straightened along the rim's curve.
+        front = _straight(bgdiff, uc, half, r_px, +1).mean(axis=1)
+        bottom = _crossing(front, int(rows[-1]), +1)
+        base = view.layout_of(uc, bottom - r_px)
+        top = _crossing(bgdiff[:, round(uc)], int(rows[0]), -1)
         z_top = view.height_at_row(base, top, -1, r_mm)
+        # The face is larger than the foot by the parallax's enlargement: its far rim's curve.
         k = view.height_mm / max(view.height_mm - z_top, 1.0)
-        tops = []
-        for col in range(c0, c1):
-            du = col - uc
-            lift = r_px * k - math.sqrt(max((r_px * k) ** 2 - du**2, 0.0))
-            tops.append(_crossing(bgdiff[:, col], int(rows[0] + lift), -1) - lift)
-        top = float(np.median(tops))
+        back = _straight(bgdiff, uc, half, r_px * k, -1).mean(axis=1)
+        top = _crossing(back, int(rows[0]), -1)
         z_top = view.height_at_row(base, top, -1, r_mm)
         exact = z_top / chip_h
         n = round(exact)
@@ -259,56 +265,110 @@ class ChipDetector:
             n = 1
         if n > lay.max_stack:
             return (), 0.0, f"a stack taller than {lay.max_stack} chips"
-        off = abs(exact - n)
-        conf = float(np.clip(1.0 - (off - 0.2) / 0.25, 0.0, 1.0))
-        note = "" if conf >= 0.8 else "stack height between two counts"
         # The width of the stack's foot: a chip's, or something else.
+        conf, note = 1.0, ""
         width = (xb - xa) / ppm
         if abs(width - 2 * r_mm) > 0.3 * 2 * r_mm:
-            conf = min(conf, 0.3)
-            note = "stack not as wide as a chip"
-        values: list[int] = []
-        lum_scale = scale
-        for i in range(n):
-            lo = view.rim_row(base, (i + 1) * chip_h, +1, r_mm)
-            hi = view.rim_row(base, i * chip_h, +1, r_mm)
-            pixels = _band_pixels(refl, uc, lo, hi, r_mm * ppm)
-            if pixels is None:
-                return (), 0.0, "a chip's band is out of view"
-            value, c = self._classify(pixels, lum_scale, side=True)
-            values.append(value)
-            if c < conf:
-                conf, note = c, "a chip's colour is unclear"
+            conf, note = 0.3, "stack not as wide as a chip"
+        # The bands: the stack's middle, straightened along the rim's curve, row by row (the
+        # median across a row leaves out the edge spots), is fitted as bands of one colour
+        # each between the rims the camera's pose puts them at, blurred as the frame is;
+        # the count whose bands fit best, near the height's, is the stack's count.
+        strip = _straight(refl, uc, round(0.6 * r_px), r_px, +1)
+        profile = np.median(strip, axis=1).astype(np.float64)
+        fits = []
+        for cand in sorted({max(1, n - 1), n, min(lay.max_stack, n + 1)}):
+            rims = [view.rim_row(base, i * chip_h, +1, r_mm) for i in range(cand + 1)]
+            fit = _fit_bands(profile, rims, bottom)
+            if fit is not None:
+                height_miss = abs(exact - cand)
+                fits.append((fit[0] * (1.0 + 2.0 * max(0.0, height_miss - 0.35)), cand, fit[1]))
+        if not fits:
+            return (), 0.0, "a chip's band is out of view"
+        fits.sort(key=lambda f: f[0])
+        cost, n, medians = fits[0]
+        off = abs(exact - n)
+        if off > 0.45:
+            conf, note = min(conf, 0.3), "stack height between two counts"
+        else:
+            conf = min(conf, float(np.clip(1.0 - (off - 0.25) / 0.2, 0.0, 1.0)))
+        if len(fits) > 1:
+            # The bands must fit the count chosen clearly better than the next count.
+            lead = fits[1][0] / max(cost, 1e-9)
+            if lead < 1.25:
+                c = float(np.clip((lead - 1.0) / 0.25, 0.0, 1.0))
+                if c < conf:
+                    conf, note = c, "bands fit two counts alike"
+        if conf < 0.8 and not note:
+            note = "stack height between two counts"
+        values, clarity = self._classify(medians / max(scale, 1e-6), side=True)
+        # The sides of one stack share their light: once the chips are known roughly, how
+        # bright this stack's sides are against the side colours sets each band's lightness,
+        # and a band far darker or lighter than its chip would be here is in doubt.
+        shade = float(
+            np.median(
+                _lum(medians / max(scale, 1e-6))
+                / np.maximum(_lum(self._side[[self._values.index(v) for v in values]]), 1e-3)
+            )
+        )
+        values, clarity = self._classify(
+            medians / max(scale * shade, 1e-6), side=True, light_tolerance=1.45
+        )
+        worst = int(np.argmin(clarity))
+        if clarity[worst] < conf:
+            conf, note = float(clarity[worst]), "a chip's colour is unclear"
         # The top face, clear of the inlay in its middle and of the spots at its rim.
         far = view.rim_row(base, n * chip_h, -1, r_mm)
         near = view.rim_row(base, n * chip_h, +1, r_mm)
         face_px = _face_pixels(refl, uc, (far + near) / 2, (near - far) / 2)
         if face_px is not None:
-            face_value, fc = self._classify(face_px, lum_scale, side=False)
-            if face_value != values[-1]:
+            face = np.median(face_px, axis=0)[None] / max(scale, 1e-6)
+            face_values, face_clarity = self._classify(face, side=False)
+            if face_values[0] != values[-1]:
                 conf, note = min(conf, 0.2), "top chip's side and face disagree"
-            elif fc < conf:
-                conf, note = fc, "the top face's colour is unclear"
+            elif face_clarity[0] < conf:
+                conf, note = float(face_clarity[0]), "the top face's colour is unclear"
         return tuple(values), conf, note
 
-    def _classify(self, pixels: FloatArray, scale: float, *, side: bool) -> tuple[int, float]:
-        """The chip whose face (or side) colour the pixels' median is nearest, and how clearly."""
-        med = np.median(pixels, axis=0) / max(scale, 1e-6)
-        c = _chroma(med)
-        lum = float(_lum(med))
-        dists = []
-        for m in self._models:
-            ref = m.side if side else m.face
-            rc = _chroma(ref)
-            rl = float(_lum(ref))
-            d_c = float(np.linalg.norm(c - rc))
-            d_l = abs(math.log((lum + 0.02) / (rl + 0.02)))
-            # Shading changes lightness a lot and chromaticity little.
-            dists.append(d_c + 0.08 * max(0.0, d_l - 0.5))
-        order = np.argsort(dists)
-        best, second = dists[order[0]], dists[order[1]]
-        margin = (second - best) / max(second, 1e-6)
-        return self._models[int(order[0])].value, float(np.clip(margin / 0.3, 0.0, 1.0))
+    def _classify(
+        self, colours: FloatArray, *, side: bool, light_tolerance: float = 2.0
+    ) -> tuple[list[int], FloatArray]:
+        """For each colour (N x 3, reflectance), the chip whose face (or side) it is nearest,
+        and how clearly (0..1).
+
+        Colours are compared by hue and saturation, which shading leaves alone: a shaded side
+        is darker, not another hue, and the edge spots blurred into a band wash its colour
+        out towards grey without turning it. Only the greys (white, black chips) are told
+        apart by lightness, against the cloth's."""
+        refs = self._side if side else self._face
+        o = _chroma(colours) - 1 / 3
+        m = _chroma(refs) - 1 / 3
+        sat_o = np.linalg.norm(o, axis=1)
+        sat_m = np.linalg.norm(m, axis=1)
+        cos = (o @ m.T) / np.maximum(sat_o[:, None] * sat_m[None, :], 1e-9)
+        hue = np.arccos(np.clip(cos, -1.0, 1.0)) / (math.pi / 4)
+        ratio = np.log(np.maximum(sat_o[:, None], 1e-3) / sat_m[None, :])
+        coloured = sat_m[None, :] > _GREY_SAT
+        lum_o, lum_m = _lum(colours), _lum(refs)
+        d_light = np.abs(np.log((lum_o[:, None] + 0.01) / (lum_m[None, :] + 0.01))) / math.log(3)
+        # A coloured chip's lightness varies with its shading, but not by more than about
+        # twice (less once the stack's own shading is known): a band much darker is a dark
+        # chip with a neighbour's colour blurred into it.
+        d_colour = (
+            hue
+            + 0.6 * np.abs(ratio)
+            + np.where(ratio < math.log(0.35), 3.0, 0.0)
+            + 2.0 * np.maximum(0.0, d_light - math.log(light_tolerance) / math.log(3))
+        )
+        d_grey = sat_o[:, None] / _GREY_SAT + d_light
+        dists = np.where(coloured, d_colour, d_grey)
+        order = np.argsort(dists, axis=1)
+        rows = np.arange(len(colours))
+        best, second = dists[rows, order[:, 0]], dists[rows, order[:, 1]]
+        clarity = np.minimum(
+            np.clip((second - best) / _MARGIN, 0.0, 1.0), np.clip((_FIT - best) / 0.5, 0.0, 1.0)
+        )
+        return [self._values[int(i)] for i in order[:, 0]], clarity
 
 
 def _printed_white(frame: U8Array, fix: LayoutFix) -> FloatArray:
@@ -321,20 +381,33 @@ def _printed_white(frame: U8Array, fix: LayoutFix) -> FloatArray:
         x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
         if x1 - x0 < 4 or y1 - y0 < 4:
             continue
-        crop = frame[y0:y1, x0:x1].reshape(-1, 3).astype(np.float64)
-        grey = crop.sum(axis=1)
-        light = crop[grey >= np.percentile(grey, 80)]
-        samples.append(np.median(light, axis=0))
+        crop = frame[y0:y1:2, x0:x1:2].reshape(-1, 3)
+        grey = crop.astype(np.int32).sum(axis=1)
+        cut = np.partition(grey, int(0.8 * (len(grey) - 1)))[int(0.8 * (len(grey) - 1))]
+        samples.append(np.median(crop[grey >= cut], axis=0).astype(np.float64))
     if not samples:
         return np.array([235.0, 235.0, 235.0])
     return np.maximum(np.median(np.array(samples), axis=0), 8.0)
 
 
-def _segment_distance(points: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
-    """Distance of each point (..., 3) from the segment a-b."""
-    ab = b - a
-    t = np.clip(((points - a) @ ab) / max(float(ab @ ab), 1e-9), 0.0, 1.0)
-    return np.asarray(np.linalg.norm(points - (a + t[..., None] * ab), axis=-1), np.float64)
+def _distance(image: F32Array, colour: F32Array) -> F32Array:
+    """Euclidean distance of each pixel of a 3-channel float image from ``colour``."""
+    d = cv2.subtract(image, np.array([*colour.tolist(), 0.0], np.float64))
+    return np.asarray(cv2.sqrt(cv2.transform(cv2.multiply(d, d), np.ones((1, 3), np.float32))), np.float32)
+
+
+def _segment_distance(points: FloatArray, a: FloatArray, b: FloatArray) -> F32Array:
+    """Distance of each point (N x 3) from the segment a-b."""
+    pts = np.asarray(points, np.float32).reshape(-1, 1, 3)
+    ab = np.asarray(b - a, np.float64)
+    length2 = max(float(ab @ ab), 1e-12)
+    t = cv2.transform(pts, (ab / length2)[None]).reshape(-1) - np.float32(
+        float(np.asarray(a, np.float64) @ ab) / length2
+    )
+    t = np.clip(t, 0.0, 1.0)
+    closest = np.asarray(a, np.float32)[None, :] + t[:, None] * np.asarray(ab, np.float32)[None, :]
+    d = pts.reshape(-1, 3) - closest
+    return np.asarray(np.sqrt(np.einsum("ij,ij->i", d, d)), np.float32)
 
 
 def _crossing(profile: FloatArray, start: int, direction: int) -> float:
@@ -377,30 +450,55 @@ def _split_columns(mask: npt.NDArray[np.bool_], d_px: float) -> list[tuple[int, 
     return None
 
 
-def _band_pixels(
-    refl: F32Array, uc: float, lo: float, hi: float, r_px: float
-) -> FloatArray | None:
-    """Pixels of one chip's side band: between rows ``lo`` (its top rim) and ``hi`` (its
-    bottom rim) at the stack's centre, following the rim's curve across the middle of it."""
-    h, w = refl.shape[:2]
-    span = hi - lo
-    pad = 0.2 * span
-    out = []
-    for du in range(-round(0.6 * r_px), round(0.6 * r_px) + 1):
-        col = round(uc + du)
-        if not 0 <= col < w:
-            continue
-        lift = r_px - math.sqrt(max(r_px**2 - du**2, 0.0))
-        a, b = lo - lift + pad, hi - lift - pad
-        r0, r1 = math.floor(a + 0.5), math.ceil(b - 0.5)
-        if r1 < r0:
-            r0 = r1 = round((a + b) / 2)
-        if r0 < 0 or r1 >= h:
-            return None
-        out.append(refl[r0 : r1 + 1, col])
-    if not out:
+_BLURS = (0.01, 0.8, 1.4, 2.0, 2.8, 3.8)  # blur widths (rows, Gaussian sigma) tried
+
+
+def _fit_bands(
+    profile: FloatArray, rims: list[float], bottom: float
+) -> tuple[float, FloatArray] | None:
+    """Fit the row profile (rows x 3) below the top face's near rim as: cloth below
+    ``bottom``, one flat colour per band between consecutive ``rims`` (bottom chip first),
+    the top face above the last rim, all blurred alike. Returns the least residual per row
+    over the blur widths tried, and the bands' colours (bottom first)."""
+    n = len(rims) - 1
+    top_row, low_row = rims[-1] - 6.0, bottom + 6.0
+    y0, y1 = math.floor(top_row), math.ceil(low_row)
+    if y0 < 0 or y1 >= len(profile) or n < 1:
         return None
-    return np.concatenate(out).astype(np.float64)
+    ys = np.arange(y0, y1 + 1, dtype=np.float64)
+    edges = [math.inf, *rims, -math.inf]  # descending: cloth | band 0 | ... | face
+    # Exact overlap of each pixel row [y - 0.5, y + 0.5] with each part.
+    lo = np.array(edges[1:])[None, :]
+    hi = np.array(edges[:-1])[None, :]
+    overlap = np.clip(np.minimum(ys[:, None] + 0.5, hi) - np.maximum(ys[:, None] - 0.5, lo), 0, 1)
+    target = profile[y0 : y1 + 1]
+    best: tuple[float, FloatArray] | None = None
+    for sigma in _BLURS:
+        radius = max(1, math.ceil(3 * sigma))
+        a = np.asarray(
+            cv2.GaussianBlur(
+                overlap, (1, 2 * radius + 1), sigmaX=0, sigmaY=sigma, borderType=cv2.BORDER_REPLICATE
+            ),
+            np.float64,
+        )
+        gram = a.T @ a + 1e-3 * np.eye(a.shape[1])
+        coef = np.linalg.solve(gram, a.T @ target)
+        resid = float(((a @ coef - target) ** 2).sum()) / len(ys)
+        if best is None or resid < best[0]:
+            best = (resid, coef[1 : n + 1])
+    return best
+
+
+def _straight(image: F32Array, uc: float, half: int, r_px: float, side: int) -> F32Array:
+    """Columns ``uc - half .. uc + half`` of ``image`` shifted so a chip rim of radius
+    ``r_px`` lies level: its near rim (``side`` +1) rises off the centre, its far rim falls."""
+    du = np.arange(-half, half + 1, dtype=np.float32)
+    lift = r_px - np.sqrt(np.maximum(r_px**2 - du**2, 0.0))
+    h = image.shape[0]
+    map_x = np.broadcast_to((round(uc) + du)[None, :], (h, du.size)).astype(np.float32)
+    map_y = (np.arange(h, dtype=np.float32)[:, None] - side * lift[None, :]).astype(np.float32)
+    out = cv2.remap(image, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return np.asarray(out, np.float32)
 
 
 def _face_pixels(refl: F32Array, uc: float, vc: float, r_px: float) -> FloatArray | None:

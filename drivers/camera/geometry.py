@@ -46,6 +46,7 @@ class BoxView:
     outside: BoolArray  # cloth beyond where any chip of this box can show
     on_line: BoolArray  # the printed betting circle
     visible: BoolArray  # inside the frame
+    in_view: float  # the share of ``inside`` that is in the frame
 
     def layout_of(self, u: float, v: float) -> tuple[float, float]:
         """The layout point (mm) at box-image pixel (u, v)."""
@@ -129,8 +130,30 @@ def box_views(cfg: CameraConfig, fix: LayoutFix, frame_size: tuple[int, int]) ->
         uu, vv = np.meshgrid(us, vs)
         xm = bx + uu * across[0] + vv * toward[0]
         ym = by + uu * across[1] + vv * toward[1]
-        pts = np.column_stack([xm.ravel(), ym.ravel()])
-        img = fix.to_image(pts).reshape(h, w, 2).astype(np.float32)
+        # The frame position of every pixel: projected on a coarse grid (the camera's mapping
+        # is smooth) and filled in between.
+        step = 6
+        gw, gh = (w - 1) // step + 2, (h - 1) // step + 2
+        gx = np.arange(gw, dtype=np.float64) * step
+        gy = np.arange(gh, dtype=np.float64) * step
+        gu, gv = np.meshgrid((gx - cpx[0]) / ppm, (gy - cpx[1]) / ppm)
+        grid_pts = np.column_stack(
+            [
+                (bx + gu * across[0] + gv * toward[0]).ravel(),
+                (by + gu * across[1] + gv * toward[1]).ravel(),
+            ]
+        )
+        coarse = fix.to_image(grid_pts).reshape(gh, gw, 2)
+        fine_x = np.interp(np.arange(w), gx, np.arange(gw))
+        fine_y = np.interp(np.arange(h), gy, np.arange(gh))
+        img = np.empty((h, w, 2), np.float32)
+        for c in range(2):
+            img[..., c] = cv2.remap(
+                coarse[..., c].astype(np.float32),
+                np.broadcast_to(fine_x[None, :], (h, w)).astype(np.float32),
+                np.broadcast_to(fine_y[:, None], (h, w)).astype(np.float32),
+                cv2.INTER_LINEAR,
+            )
         maps = cv2.convertMaps(img[..., 0], img[..., 1], cv2.CV_16SC2)
         visible = (
             (img[..., 0] >= 0)
@@ -146,8 +169,16 @@ def box_views(cfg: CameraConfig, fix: LayoutFix, frame_size: tuple[int, int]) ->
             (dist <= r + 2.0) | ((vv < 0) & (vv >= -(r + reach + 2.0)))
         )
         felt_ref = (dist > r + 4.0) & (vv > 0.25 * r) & ~inside
-        on_layout = (xm >= 0) & (xm <= lay.width_mm) & (ym >= 0) & (ym <= lay.height_mm)
+        edge = 12.0  # the layout's own edge, blurred into the rail, is no object
+        on_layout = (
+            (xm >= edge) & (xm <= lay.width_mm - edge) & (ym >= edge) & (ym <= lay.height_mm - edge)
+        )
+        for fid in cfg.fiducials:  # the printed codes and their white surround
+            half = fid.size_mm * 0.75 + 8.0
+            fx0, fy0 = fid.center_mm
+            on_layout &= ~((np.abs(xm - fx0) <= half) & (np.abs(ym - fy0) <= half))
         outside = ~inside & (dist > r + 5.0) & on_layout
+        inside &= on_layout
         on_line = np.abs(dist - r) < 3.5
         views.append(
             BoxView(
@@ -165,6 +196,7 @@ def box_views(cfg: CameraConfig, fix: LayoutFix, frame_size: tuple[int, int]) ->
                 outside & visible,
                 on_line,
                 visible,
+                float(visible[inside].mean()) if inside.any() else 0.0,
             )
         )
     return views
