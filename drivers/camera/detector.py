@@ -156,7 +156,10 @@ class ChipDetector:
         if felt_like.mean() < 0.6:
             return unsure("cloth beside the box is covered")
         scale = felt_l / float(_lum(self._felt))  # the light here against the config's
-        fg = (cdist > 0.07) | (rel > 2.2)
+        # Not cloth: a colour well away from the cloth's, or a little away and no mere tint
+        # (block noise of a compressed frame tints the cloth without changing it much).
+        bgdiff = _distance(refl, felt_obs.astype(np.float32))
+        fg = (cdist > 0.12) | ((cdist > 0.07) & (bgdiff > 0.25 * felt_l + 0.04)) | (rel > 2.2)
         # The printed lines and numbers (the print's colour, or blurred into the cloth's), on
         # the ring or outside the reach.
         where = view.on_line | view.outside
@@ -175,7 +178,6 @@ class ChipDetector:
                 return unsure("something over the box besides chips")
         fg_u8[~view.inside] = 0
         # How far each pixel is from the cloth (or the printed ring, where it is printed).
-        bgdiff = _distance(refl, felt_obs.astype(np.float32))
         print_obs = self._print * (felt_obs / np.maximum(self._felt, 1e-3))
         on_ring = refl[view.on_line].astype(np.float64)
         bgdiff[view.on_line] = np.minimum(
@@ -248,7 +250,7 @@ class ChipDetector:
         # two in proportion, so the half-way point stays where the edge is), on the columns
         # across the middle of the stack straightened along the rim's curve.
         front = _straight(bgdiff, uc, half, r_px, +1).mean(axis=1)
-        bottom = _crossing(front, int(rows[-1]), +1)
+        bottom = _crossing(front, int(rows[-1]), +1, reach=8)
         base = view.layout_of(uc, bottom - r_px)
         top = _crossing(bgdiff[:, round(uc)], int(rows[0]), -1)
         z_top = view.height_at_row(base, top, -1, r_mm)
@@ -258,6 +260,10 @@ class ChipDetector:
         top = _crossing(back, int(rows[0]), -1)
         z_top = view.height_at_row(base, top, -1, r_mm)
         exact = z_top / chip_h
+        # The mask's top and the refined edge must be the same edge (not the printed ring,
+        # a shadow or a neighbour's rim between them).
+        step = max(view.step_px(base, chip_h, r_mm), 1.0)
+        top_gap = abs(float(rows[0]) - top)
         n = round(exact)
         if n < 1:
             if exact < 0.4:
@@ -276,31 +282,50 @@ class ChipDetector:
         # the count whose bands fit best, near the height's, is the stack's count.
         strip = _straight(refl, uc, round(0.6 * r_px), r_px, +1)
         profile = np.median(strip, axis=1).astype(np.float64)
-        fits = []
-        for cand in sorted({max(1, n - 1), n, min(lay.max_stack, n + 1)}):
-            rims = [view.rim_row(base, i * chip_h, +1, r_mm) for i in range(cand + 1)]
-            fit = _fit_bands(profile, rims, bottom)
-            if fit is not None:
-                height_miss = abs(exact - cand)
-                fits.append((fit[0] * (1.0 + 2.0 * max(0.0, height_miss - 0.35)), cand, fit[1]))
-        if not fits:
+        # A chip as dark as the cloth (black, purple on blue) hides where the stack's foot is:
+        # the fit also tries the foot a little lower and higher.
+        first = _fit_bands(
+            profile,
+            [view.rim_row(base, i * chip_h, +1, r_mm) for i in range(n + 1)],
+            view.rim_row(base, n * chip_h, -1, r_mm),
+            bottom,
+        )
+        if first is None:
             return (), 0.0, "a chip's band is out of view"
-        fits.sort(key=lambda f: f[0])
-        cost, n, medians = fits[0]
+        sigma = first[2]
+        best: dict[int, tuple[float, FloatArray, float]] = {}
+        for shift in (-2.0, -1.0, 0.0, 1.0, 2.0):
+            foot = view.layout_of(uc, bottom + shift - r_px)
+            exact_here = view.height_at_row(foot, top, -1, r_mm) / chip_h
+            for cand in {max(1, n - 1), n, min(lay.max_stack, n + 1)}:
+                rims = [view.rim_row(foot, i * chip_h, +1, r_mm) for i in range(cand + 1)]
+                far = view.rim_row(foot, cand * chip_h, -1, r_mm)
+                fit = _fit_bands(profile, rims, far, bottom + shift, blurs=(sigma,))
+                if fit is None:
+                    continue
+                cost = fit[0] * (1.0 + 2.0 * max(0.0, abs(exact_here - cand) - 0.35))
+                if cand not in best or cost < best[cand][0]:
+                    best[cand] = (cost, fit[1], exact_here)
+        if not best:
+            return (), 0.0, "a chip's band is out of view"
+        fits = sorted((c, cand, m, e) for cand, (c, m, e) in best.items())
+        cost, n, medians, exact = fits[0]
+        # Two counts: the stack's height (bottom to top rim), and the bands. Either, when
+        # clear, is enough if the other does not say otherwise; when they differ, the bands
+        # must be clear and the height near half way.
         off = abs(exact - n)
-        if off > 0.45:
-            conf, note = min(conf, 0.3), "stack height between two counts"
+        c_height = float(np.clip(1.0 - (off - 0.3) / 0.2, 0.0, 1.0))
+        lead = fits[1][0] / max(cost, 1e-9) if len(fits) > 1 else 2.0
+        c_bands = float(np.clip((lead - 1.0) / 0.3, 0.0, 1.0))
+        if round(exact) == n:
+            c_count = max(c_height, c_bands)
         else:
-            conf = min(conf, float(np.clip(1.0 - (off - 0.25) / 0.2, 0.0, 1.0)))
-        if len(fits) > 1:
-            # The bands must fit the count chosen clearly better than the next count.
-            lead = fits[1][0] / max(cost, 1e-9)
-            if lead < 1.25:
-                c = float(np.clip((lead - 1.0) / 0.25, 0.0, 1.0))
-                if c < conf:
-                    conf, note = c, "bands fit two counts alike"
-        if conf < 0.8 and not note:
-            note = "stack height between two counts"
+            c_count = min(c_bands, float(np.clip((0.8 - off) / 0.3, 0.0, 1.0)))
+        if c_count < conf:
+            conf, note = c_count, "stack height between two counts"
+        c_top = float(np.clip(1.0 - (top_gap - 0.6 * step) / (0.4 * step), 0.0, 1.0))
+        if c_top < conf:
+            conf, note = c_top, "the stack's top edge is unclear"
         values, clarity = self._classify(medians / max(scale, 1e-6), side=True)
         # The sides of one stack share their light: once the chips are known roughly, how
         # bright this stack's sides are against the side colours sets each band's lightness,
@@ -341,6 +366,7 @@ class ChipDetector:
         out towards grey without turning it. Only the greys (white, black chips) are told
         apart by lightness, against the cloth's."""
         refs = self._side if side else self._face
+        colours = np.maximum(colours, 0.0)
         o = _chroma(colours) - 1 / 3
         m = _chroma(refs) - 1 / 3
         sat_o = np.linalg.norm(o, axis=1)
@@ -410,25 +436,29 @@ def _segment_distance(points: FloatArray, a: FloatArray, b: FloatArray) -> F32Ar
     return np.asarray(np.sqrt(np.einsum("ij,ij->i", d, d)), np.float32)
 
 
-def _crossing(profile: FloatArray, start: int, direction: int) -> float:
-    """Sub-pixel row where ``profile`` (a difference from the cloth) is half way between the
-    chip's just inside ``start`` and the cloth's beyond it, walking out in ``direction``."""
+def _crossing(profile: FloatArray, start: int, direction: int, reach: int = 20) -> float:
+    """Sub-pixel row of the edge nearest ``start`` where ``profile`` (a difference from the
+    cloth) is half way between the chip's, inside, and the cloth's, beyond it in
+    ``direction``."""
     n = len(profile)
     # Far enough in and out that a soft edge does not reach: the chip's level is the upper
     # quartile inside (seams and spots pull the median down), the cloth's the median beyond.
-    back = [start - direction * j for j in range(2, 13) if 0 <= start - direction * j < n]
+    back = [start - direction * j for j in range(2, reach + 1) if 0 <= start - direction * j < n]
     beyond = [start + direction * j for j in range(4, 11) if 0 <= start + direction * j < n]
     inside = float(np.percentile(profile[back], 75)) if back else float(profile[start])
     outside = float(np.median(profile[beyond])) if beyond else 0.0
     level = (inside + outside) / 2
-    y = start - 2 * direction
-    if not 0 <= y < n:
-        y = start
-    while 0 <= y + direction < n and profile[y + direction] > level:
-        y += direction
+    # From just beyond the edge, inwards to the first row above the level.
+    y = min(max(start + 3 * direction, 0), n - 1)
+    for _ in range(40):
+        if profile[y] > level or not 0 <= y - direction < n:
+            break
+        y -= direction
     nxt = y + direction
-    if not (0 <= nxt < n):
-        return float(y)
+    if not (0 <= nxt < n) or profile[y] <= level:
+        return float(start)
+    while 0 <= nxt + direction < n and profile[nxt] > level:
+        y, nxt = nxt, nxt + direction
     a, b = float(profile[y]), float(profile[nxt])
     frac = (a - level) / max(a - b, 1e-6)
     return float(y + direction * np.clip(frac, 0.0, 1.0))
@@ -454,26 +484,32 @@ _BLURS = (0.01, 0.8, 1.4, 2.0, 2.8, 3.8)  # blur widths (rows, Gaussian sigma) t
 
 
 def _fit_bands(
-    profile: FloatArray, rims: list[float], bottom: float
-) -> tuple[float, FloatArray] | None:
-    """Fit the row profile (rows x 3) below the top face's near rim as: cloth below
-    ``bottom``, one flat colour per band between consecutive ``rims`` (bottom chip first),
-    the top face above the last rim, all blurred alike. Returns the least residual per row
-    over the blur widths tried, and the bands' colours (bottom first)."""
+    profile: FloatArray,
+    rims: list[float],
+    far_rim: float,
+    bottom: float,
+    blurs: tuple[float, ...] = _BLURS,
+) -> tuple[float, FloatArray, float] | None:
+    """Fit the row profile (rows x 3) of a stack as: cloth below ``bottom``, one flat colour
+    per band between consecutive ``rims`` (bottom chip first), the top face above (whose
+    ``far_rim`` must lie above its near one), all blurred alike. Returns the least residual per row over
+    the blur widths tried, the bands' colours (bottom first) and that blur width."""
     n = len(rims) - 1
-    top_row, low_row = rims[-1] - 6.0, bottom + 6.0
-    y0, y1 = math.floor(top_row), math.ceil(low_row)
-    if y0 < 0 or y1 >= len(profile) or n < 1:
+    # The window reaches a little way into the face: the whole face, with its inlay and
+    # spots, would be a part no flat colour fits, and more bands would fit it better.
+    y0, y1 = math.floor(rims[-1] - 6.0), math.ceil(bottom + 6.0)
+    if y0 < 0 or y1 >= len(profile) or n < 1 or not far_rim < rims[-1] < bottom:
         return None
     ys = np.arange(y0, y1 + 1, dtype=np.float64)
-    edges = [math.inf, *rims, -math.inf]  # descending: cloth | band 0 | ... | face
-    # Exact overlap of each pixel row [y - 0.5, y + 0.5] with each part.
+    # Descending edges: cloth | band 0 | ... | band n-1 | face.
+    edges = [math.inf, bottom, *rims[1:], -math.inf]
     lo = np.array(edges[1:])[None, :]
     hi = np.array(edges[:-1])[None, :]
+    # Exact overlap of each pixel row [y - 0.5, y + 0.5] with each part.
     overlap = np.clip(np.minimum(ys[:, None] + 0.5, hi) - np.maximum(ys[:, None] - 0.5, lo), 0, 1)
     target = profile[y0 : y1 + 1]
-    best: tuple[float, FloatArray] | None = None
-    for sigma in _BLURS:
+    best: tuple[float, FloatArray, float] | None = None
+    for sigma in blurs:
         radius = max(1, math.ceil(3 * sigma))
         a = np.asarray(
             cv2.GaussianBlur(
@@ -485,7 +521,7 @@ def _fit_bands(
         coef = np.linalg.solve(gram, a.T @ target)
         resid = float(((a @ coef - target) ** 2).sum()) / len(ys)
         if best is None or resid < best[0]:
-            best = (resid, coef[1 : n + 1])
+            best = (resid, coef[1 : n + 1], sigma)
     return best
 
 
