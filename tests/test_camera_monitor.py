@@ -195,10 +195,16 @@ def test_a_camera_bumped_mid_shift_finds_the_layout_again_without_a_false_change
     assert {e["box"]: e["amount"] for e in first}[3] == "125"
     before = monitor.fix
     assert before is not None
-    # bumped: the picture moves by ~40 px (some 3-4 cm on the layout) and turns a little
-    corners = synthetic.look.corners_px
+    # bumped: the camera turns by two degrees and its aim moves 3-4 cm along the layout
+    shot = synthetic.look.camera
     synthetic.look = replace(
-        synthetic.look, corners_px=tuple((x + 40 - 0.02 * y, y + 25) for x, y in corners)
+        synthetic.look,
+        camera=replace(
+            shot,
+            target_mm=(shot.target_mm[0] + 30, shot.target_mm[1] + 20),
+            yaw_deg=shot.yaw_deg + 2,
+            tilt_deg=shot.tilt_deg - 1,
+        ),
     )
     later = _steps(monitor, 2 * cfg.stable_frames)
     assert later == []  # same chips, so nothing to report

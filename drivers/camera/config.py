@@ -59,8 +59,10 @@ class LayoutSpec:
 @dataclass(frozen=True)
 class LearnedChip:
     value: int
-    face: tuple[int, int, int]  # the chip's face, white-balanced, with the printed white at 255
-    side: tuple[int, int, int]  # its edge band, likewise
+    # The chip's face and edge band as measured: white-balanced against the printed white
+    # and scaled to the cloth's configured ``felt``, so in the same terms as ``colour``.
+    face: tuple[int, int, int]
+    side: tuple[int, int, int]
 
 
 @dataclass(frozen=True)

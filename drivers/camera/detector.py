@@ -66,6 +66,18 @@ class FrameReading:
 
 
 @dataclass(frozen=True)
+class StackSurvey:
+    """What one stack measured, for the technician's calibration (``learn.py``)."""
+
+    box: int
+    exact: float  # its height in chips of the configured chip height
+    sides: FloatArray  # n x 3: each band's colour, BGR 0..1, in the config colours' terms
+    face: FloatArray | None  # its top face's colour, likewise
+    step_mm: float  # how far the first chip showed along the parallax, on the cloth
+    direction_deg: float  # the parallax direction on the layout (away from the camera)
+
+
+@dataclass(frozen=True)
 class _ChipModel:
     value: int
     face: FloatArray  # BGR reflectance (printed white = PAPER_WHITE)
@@ -96,7 +108,9 @@ class ChipDetector:
     _felt: FloatArray = field(init=False, repr=False)
     _print: FloatArray = field(init=False, repr=False)
     _print_c: FloatArray = field(init=False, repr=False)
-    _previous: dict[int, F32Array] = field(default_factory=dict, init=False, repr=False)
+    _survey: tuple[dict[int, int], list[StackSurvey]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         cfg = self.cfg
@@ -105,8 +119,8 @@ class ChipDetector:
             face = np.array(chip.colour[::-1], np.float64) / 255.0
             side = face * SIDE_SHADE
             if chip.value in learned:
-                face = np.array(learned[chip.value].face[::-1], np.float64) / 255.0 * PAPER_WHITE
-                side = np.array(learned[chip.value].side[::-1], np.float64) / 255.0 * PAPER_WHITE
+                face = np.array(learned[chip.value].face[::-1], np.float64) / 255.0
+                side = np.array(learned[chip.value].side[::-1], np.float64) / 255.0
             self._models.append(_ChipModel(chip.value, face, side))
         self._values = [m.value for m in self._models]
         self._face = np.array([m.face for m in self._models])
@@ -115,6 +129,24 @@ class ChipDetector:
         self._print = np.array(cfg.layout.print_colour[::-1], np.float64) / 255.0
         self._print_c = _chroma(self._print)
 
+    @property
+    def chip_height_mm(self) -> float:
+        learned = self.cfg.learned
+        return learned.chip_height_mm if learned is not None else self.cfg.layout.chip_height_mm
+
+    def survey(
+        self, frame: U8Array, fix: LayoutFix, counts: dict[int, int]
+    ) -> tuple[FrameReading, list[StackSurvey]]:
+        """Read the frame with the stacks' counts known (box -> chips in its one stack), and
+        report what each stack measured: for learning a table's colours and chip step."""
+        found: list[StackSurvey] = []
+        self._survey = (counts, found)
+        try:
+            reading = self.read(frame, fix)
+        finally:
+            self._survey = None
+        return reading, found
+
     # -- per frame -------------------------------------------------------------------------
 
     def read(self, frame: U8Array, fix: LayoutFix) -> FrameReading:
@@ -122,8 +154,7 @@ class ChipDetector:
         if self._views_for != (id(fix), size):
             self._views = box_views(self.cfg, fix, size)
             self._views_for = (id(fix), size)
-            self._previous = {}
-        white = _printed_white(frame, fix)
+        white = printed_white(frame, fix)
         boxes = {}
         for view in self._views:
             patch = cv2.remap(frame, view.maps[0], view.maps[1], cv2.INTER_LINEAR)
@@ -238,7 +269,7 @@ class ChipDetector:
         ppm = view.ppm
         r_mm = lay.chip_diameter_mm / 2
         r_px = r_mm * ppm
-        chip_h = lay.chip_height_mm
+        chip_h = self.chip_height_mm
         uc = (xa + xb - 1) / 2
         half = max(1, round(0.3 * r_px))
         c0, c1 = max(0, round(uc) - half), min(mask.shape[1], round(uc) + half + 1)
@@ -276,56 +307,59 @@ class ChipDetector:
         width = (xb - xa) / ppm
         if abs(width - 2 * r_mm) > 0.3 * 2 * r_mm:
             conf, note = 0.3, "stack not as wide as a chip"
-        # The bands: the stack's middle, straightened along the rim's curve, row by row (the
-        # median across a row leaves out the edge spots), is fitted as bands of one colour
-        # each between the rims the camera's pose puts them at, blurred as the frame is;
-        # the count whose bands fit best, near the height's, is the stack's count.
+        # The count is the height's: from the near rim of the bottom chip to the far rim of
+        # the top face, through the camera's pose. The mask's edges must be the same edges
+        # as the refined ones (not the printed ring, a shadow or a chip as dark as the cloth
+        # between them), and the height near a whole number of chips; half way between two,
+        # the step from the shaded sides to the lit face, where each count puts it, decides.
         strip = _straight(refl, uc, round(0.6 * r_px), r_px, +1)
         profile = np.median(strip, axis=1).astype(np.float64)
-        # A chip as dark as the cloth (black, purple on blue) hides where the stack's foot is:
-        # the fit also tries the foot a little lower and higher.
-        first = _fit_bands(
-            profile,
-            [view.rim_row(base, i * chip_h, +1, r_mm) for i in range(n + 1)],
-            view.rim_row(base, n * chip_h, -1, r_mm),
-            bottom,
-        )
-        if first is None:
-            return (), 0.0, "a chip's band is out of view"
-        sigma = first[2]
-        best: dict[int, tuple[float, FloatArray, float]] = {}
-        for shift in (-2.0, -1.0, 0.0, 1.0, 2.0):
-            foot = view.layout_of(uc, bottom + shift - r_px)
-            exact_here = view.height_at_row(foot, top, -1, r_mm) / chip_h
-            for cand in {max(1, n - 1), n, min(lay.max_stack, n + 1)}:
-                rims = [view.rim_row(foot, i * chip_h, +1, r_mm) for i in range(cand + 1)]
-                far = view.rim_row(foot, cand * chip_h, -1, r_mm)
-                fit = _fit_bands(profile, rims, far, bottom + shift, blurs=(sigma,))
-                if fit is None:
-                    continue
-                cost = fit[0] * (1.0 + 2.0 * max(0.0, abs(exact_here - cand) - 0.35))
-                if cand not in best or cost < best[cand][0]:
-                    best[cand] = (cost, fit[1], exact_here)
-        if not best:
-            return (), 0.0, "a chip's band is out of view"
-        fits = sorted((c, cand, m, e) for cand, (c, m, e) in best.items())
-        cost, n, medians, exact = fits[0]
-        # Two counts: the stack's height (bottom to top rim), and the bands. Either, when
-        # clear, is enough if the other does not say otherwise; when they differ, the bands
-        # must be clear and the height near half way.
         off = abs(exact - n)
-        c_height = float(np.clip(1.0 - (off - 0.3) / 0.2, 0.0, 1.0))
-        lead = fits[1][0] / max(cost, 1e-9) if len(fits) > 1 else 2.0
-        c_bands = float(np.clip((lead - 1.0) / 0.3, 0.0, 1.0))
-        if round(exact) == n:
-            c_count = max(c_height, c_bands)
+        known = self._survey[0].get(view.area.box) if self._survey is not None else None
+        if known is not None:
+            n, off = known, 0.0
+        if off > 0.3:
+            low, high = max(1, math.floor(exact)), min(lay.max_stack, math.ceil(exact))
+            steps = {c: _face_step(profile, view.rim_row(base, c * chip_h, +1, r_mm), step)
+                     for c in {low, high}}
+            n = max(steps, key=lambda c: steps[c])
+            lead = abs(steps[high] - steps[low]) / max(max(steps.values()), 1e-6)
+            c_count = 0.85 * float(np.clip((lead - 0.3) / 0.3, 0.0, 1.0))
+            c_count *= float(np.clip((0.75 - abs(exact - n)) / 0.25, 0.0, 1.0))
         else:
-            c_count = min(c_bands, float(np.clip((0.8 - off) / 0.3, 0.0, 1.0)))
+            c_count = 1.0
         if c_count < conf:
             conf, note = c_count, "stack height between two counts"
-        c_top = float(np.clip(1.0 - (top_gap - 0.6 * step) / (0.4 * step), 0.0, 1.0))
-        if c_top < conf:
-            conf, note = c_top, "the stack's top edge is unclear"
+        bottom_gap = abs(float(rows[-1]) - bottom)
+        c_edges = float(
+            np.clip(1.0 - (max(top_gap, bottom_gap) - 0.6 * step) / (0.4 * step), 0.0, 1.0)
+        )
+        if c_edges < conf:
+            conf, note = c_edges, "the stack's edges are unclear"
+        # The bands: the stack's middle, straightened along the rim's curve, row by row (the
+        # median across a row leaves out the edge spots), fitted as bands of one colour each
+        # between the rims the pose puts them at, blurred as the frame is (so a thin band's
+        # colour is not its neighbours').
+        rims = [view.rim_row(base, i * chip_h, +1, r_mm) for i in range(n + 1)]
+        fit = _fit_bands(profile, rims, view.rim_row(base, n * chip_h, -1, r_mm), bottom)
+        if fit is None:
+            return (), 0.0, "a chip's band is out of view"
+        medians = fit[1]
+        if self._survey is not None and known is not None:
+            far_k = view.rim_row(base, n * chip_h, -1, r_mm)
+            near_k = view.rim_row(base, n * chip_h, +1, r_mm)
+            face_k = _face_pixels(refl, uc, (far_k + near_k) / 2, (near_k - far_k) / 2)
+            tx, ty = view.toward
+            self._survey[1].append(
+                StackSurvey(
+                    view.area.box,
+                    exact,
+                    medians / max(scale, 1e-6),
+                    None if face_k is None else np.median(face_k, axis=0) / max(scale, 1e-6),
+                    step / ppm,
+                    math.degrees(math.atan2(-ty, -tx)),
+                )
+            )
         values, clarity = self._classify(medians / max(scale, 1e-6), side=True)
         # The sides of one stack share their light: once the chips are known roughly, how
         # bright this stack's sides are against the side colours sets each band's lightness,
@@ -386,7 +420,10 @@ class ChipDetector:
             + np.where(ratio < math.log(0.35), 3.0, 0.0)
             + 2.0 * np.maximum(0.0, d_light - math.log(light_tolerance) / math.log(3))
         )
-        d_grey = sat_o[:, None] / _GREY_SAT + d_light
+        # A dark colour's chromaticity is mostly noise and its neighbours' light: a black
+        # chip's is weighed by how light it is.
+        sat_eff = sat_o * np.minimum(1.0, np.maximum(lum_o, 0.0) / 0.25) ** 1.5
+        d_grey = sat_eff[:, None] / _GREY_SAT + d_light
         dists = np.where(coloured, d_colour, d_grey)
         order = np.argsort(dists, axis=1)
         rows = np.arange(len(colours))
@@ -397,7 +434,7 @@ class ChipDetector:
         return [self._values[int(i)] for i in order[:, 0]], clarity
 
 
-def _printed_white(frame: U8Array, fix: LayoutFix) -> FloatArray:
+def printed_white(frame: U8Array, fix: LayoutFix) -> FloatArray:
     """The printed white as the camera sees it now: the light modules of the fiducials."""
     samples = []
     h, w = frame.shape[:2]
@@ -523,6 +560,19 @@ def _fit_bands(
         if best is None or resid < best[0]:
             best = (resid, coef[1 : n + 1], sigma)
     return best
+
+
+def _face_step(profile: FloatArray, rim: float, step: float) -> float:
+    """How much lighter the profile is just above ``rim`` (the top face) than just below
+    it (the top chip's shaded side)."""
+    lum = profile @ np.array([0.114, 0.587, 0.299])
+    span = max(1, round(0.8 * step))
+    r = round(rim)
+    above = lum[max(0, r - span - 1) : max(0, r - 1)]
+    below = lum[r + 1 : r + span + 1]
+    if not len(above) or not len(below):
+        return 0.0
+    return float(above.mean() - below.mean())
 
 
 def _straight(image: F32Array, uc: float, half: int, r_px: float, side: int) -> F32Array:

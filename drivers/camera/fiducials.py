@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from drivers.camera.config import CameraConfig, FiducialSpec
 from drivers.camera.pose import CameraModel, Intrinsics, fit_camera
-from drivers.camera.qr import QRSymbol, read_qr
+from drivers.camera.qr import read_qr
 
 FloatArray = npt.NDArray[np.float64]
 U8Array = npt.NDArray[np.uint8]
@@ -86,24 +86,12 @@ def _grey(frame: U8Array) -> U8Array:
     )
 
 
-def _looks(grey: U8Array) -> list[tuple[U8Array, float]]:
-    """Further views of the frame for codes the first look missed: enlarged (small codes),
-    sharpened (soft focus, motion blur) and thresholded locally (uneven light)."""
-    big = np.asarray(cv2.resize(grey, None, fx=2, fy=2, interpolation=cv2.INTER_CUBIC), np.uint8)
-    soft = cv2.GaussianBlur(grey, (0, 0), 2.0)
-    sharp = np.asarray(cv2.addWeighted(grey, 2.0, soft, -1.0, 0), np.uint8)
-    local = np.asarray(
-        cv2.adaptiveThreshold(
-            cv2.GaussianBlur(grey, (0, 0), 1.0),
-            255,
-            cv2.ADAPTIVE_THRESH_MEAN_C,
-            cv2.THRESH_BINARY,
-            31,
-            0,
-        ),
-        np.uint8,
-    )
-    return [(big, 0.5), (sharp, 1.0), (local, 1.0)]
+def _sharpened(grey: U8Array, scale: float) -> U8Array:
+    """The image enlarged ``scale`` times and sharpened (soft focus, motion blur, codes a
+    few pixels a module)."""
+    big = grey if scale == 1 else cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+    soft = cv2.GaussianBlur(big, (0, 0), 1.5 * scale)
+    return np.asarray(cv2.addWeighted(big, 2.0, soft, -1.0, 0), np.uint8)
 
 
 def locate_layout(frame: U8Array, cfg: CameraConfig) -> FiducialSearch:
@@ -113,22 +101,45 @@ def locate_layout(frame: U8Array, cfg: CameraConfig) -> FiducialSearch:
     corners_px: dict[str, FloatArray] = {}
     unknown: list[str] = []
 
-    def take(symbols: list[QRSymbol], scale: float) -> None:
-        for sym in symbols:
+    def take_all(image: U8Array, scale: float, offset: tuple[int, int] = (0, 0)) -> None:
+        for sym in read_qr(image):
             if sym.text not in by_code:
                 if sym.text not in unknown:
                     unknown.append(sym.text)
                 continue
-            if sym.text in corners_px:
-                continue
-            # zbar gives corners on pixel boundaries; OpenCV counts from pixel centres.
-            corners_px[sym.text] = sym.corners * scale - 0.5
+            if sym.text not in corners_px:
+                # zbar gives corners on pixel boundaries; OpenCV counts from pixel centres.
+                corners_px[sym.text] = (sym.corners / scale + np.array(offset)) - 0.5
 
-    take(read_qr(grey), 1.0)
-    for look, scale in _looks(grey):
-        if len(corners_px) == len(by_code):
-            break
-        take(read_qr(look), scale)
+    def look_where_missing() -> None:
+        # The codes still missing (small, far, soft): where the ones read put them, enlarged.
+        rough = _fit([c for c in by_code if c in corners_px], corners_px, by_code)
+        if rough is None:
+            return
+        for fid in cfg.fiducials:
+            if fid.code in corners_px:
+                continue
+            where = cv2.perspectiveTransform(
+                fiducial_corners_mm(fid).reshape(-1, 1, 2), rough[0]
+            ).reshape(-1, 2)
+            # One code alone places the others only roughly: a wider margin then.
+            spread = 0.6 if len(corners_px) > 1 else 1.5
+            pad = spread * float(np.ptp(where, axis=0).max()) + 8
+            x0, y0 = np.floor(where.min(axis=0) - pad).astype(int)
+            x1, y1 = np.ceil(where.max(axis=0) + pad).astype(int)
+            x0, y0 = max(x0, 0), max(y0, 0)
+            x1, y1 = min(x1, grey.shape[1]), min(y1, grey.shape[0])
+            if x1 - x0 >= 8 and y1 - y0 >= 8:
+                take_all(_sharpened(grey[y0:y1, x0:x1], 2.5), 2.5, (x0, y0))
+
+    take_all(grey, 1.0)
+    if not corners_px:
+        take_all(_sharpened(grey, 1.0), 1.0)
+    if len(corners_px) < len(by_code):
+        look_where_missing()
+    if len(corners_px) < cfg.min_fiducials:
+        take_all(_sharpened(grey, 2.0), 2.0)
+        look_where_missing()
     codes = [f.code for f in cfg.fiducials if f.code in corners_px]
     need = cfg.min_fiducials
     unknown_t = tuple(unknown)
@@ -170,10 +181,10 @@ def locate_layout(frame: U8Array, cfg: CameraConfig) -> FiducialSearch:
 def _fit(
     codes: list[str], corners_px: dict[str, FloatArray], by_code: dict[str, FiducialSpec]
 ) -> tuple[FloatArray, float] | None:
+    if not codes:
+        return None
     src = np.concatenate([fiducial_corners_mm(by_code[c]) for c in codes]).astype(np.float64)
     dst = np.concatenate([corners_px[c] for c in codes]).astype(np.float64)
-    if len(src) < 4:
-        return None
     h, _ = cv2.findHomography(src, dst, 0)
     if h is None or abs(float(np.linalg.det(h))) < 1e-12:
         return None

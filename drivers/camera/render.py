@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
@@ -182,6 +182,8 @@ class Look:
 class LayoutRenderer:
     cfg: CameraConfig
     px_per_mm: float = 2.0
+    # The printer of the QR codes: text -> modules (0 dark, 255 light, no quiet zone).
+    modules: Callable[[str], U8Array] = qr_modules
     _base: U8Array | None = field(default=None, init=False, repr=False)
 
     @property
@@ -227,7 +229,7 @@ class LayoutRenderer:
             org = (org[0] - tw // 2, org[1])
             cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, ink, 2, cv2.LINE_AA)
         for fid in cfg.fiducials:
-            modules = qr_modules(fid.code)
+            modules = self.modules(fid.code)
             n = modules.shape[0]
             side = self._l(fid.size_mm)
             quiet = self._l(fid.size_mm * 2 / n)

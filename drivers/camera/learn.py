@@ -1,0 +1,229 @@
+"""``floorctl calibrate --learn``: a technician's calibration that learns the table.
+
+The technician places one stack of known height of each denomination, lowest value in the
+first box (``instructions()``), and points the camera at the layout. From one frame or a few,
+this measures, under that table's lights:
+
+- the camera's focal length and lens distortion (from the fiducials' corners), so that the
+  pose (where the camera is, hence each box's parallax direction and chip step) is fitted
+  from fewer codes, frame after frame, with the lens known;
+- the chip thickness the stacks show (their measured heights against the pose's), so the
+  step per chip in each box comes out right for these chips;
+- each chip's face and side colour, white-balanced against the layout's printed white and
+  scaled to the cloth, so a shaded side is compared with a shaded side;
+
+and writes them as a ``[camera.learned]`` section into a new copy of the technician's config
+(the config itself is never overwritten). Every run ends with a verdict line, ``PASS`` or
+``FAIL: <reason>``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tomlkit
+import tomlkit.items
+
+from drivers.camera.config import CameraConfig, camera_config_from_dict
+from drivers.camera.detector import (
+    ChipDetector,
+    FrameReading,
+    StackSurvey,
+    U8Array,
+    printed_white,
+)
+from drivers.camera.fiducials import LayoutFix, locate_layout
+
+DEFAULT_STACK = 5  # chips in each learning stack
+
+
+def plan(cfg: CameraConfig) -> dict[int, int]:
+    """Box -> the chip value to stack in it: each denomination in turn, lowest value in the
+    lowest-numbered box; the boxes after them stay empty."""
+    boxes = [b.box for b in cfg.boxes]
+    return {box: chip.value for box, chip in zip(boxes, cfg.chips, strict=False)}
+
+
+def instructions(cfg: CameraConfig, stack: int) -> str:
+    lines = [
+        "Learning the table: place, in the betting circles,",
+    ]
+    layout = plan(cfg)
+    for box, value in layout.items():
+        name = cfg.chip_by_value(value).name
+        lines.append(f"  box {box}: one stack of {stack} {name} chips (${value}), near the middle")
+    empty = [str(b.box) for b in cfg.boxes if b.box not in layout]
+    if empty:
+        lines.append(f"  box {', '.join(empty)}: nothing")
+    lines.append(
+        "Nothing else on the layout, no hands over it, all four QR codes in view; the lights "
+        "as they are during play."
+    )
+    return "\n".join(lines)
+
+
+@dataclass
+class Learned:
+    """What the frames measured (averaged over the frames the layout was found in)."""
+
+    frames: int = 0
+    focal: list[float] = field(default_factory=list)
+    k1: list[float] = field(default_factory=list)
+    white: list[np.ndarray] = field(default_factory=list)
+    stacks: dict[int, list[StackSurvey]] = field(default_factory=dict)
+    fit_errors: list[float] = field(default_factory=list)
+    missing_codes: set[str] = field(default_factory=set)
+    empty_not_empty: set[int] = field(default_factory=set)
+    last: tuple[U8Array, LayoutFix, FrameReading] | None = None
+    width: int = 0
+
+
+def measure(cfg: CameraConfig, frames: list[U8Array], stack: int) -> Learned:
+    detector = ChipDetector(cfg)
+    layout = plan(cfg)
+    out = Learned()
+    for frame in frames:
+        search = locate_layout(frame, cfg)
+        fix = search.fix
+        if fix is None:
+            continue
+        out.frames += 1
+        out.width = frame.shape[1]
+        out.fit_errors.append(fix.error_mm)
+        out.missing_codes |= {f.code for f in cfg.fiducials if f.code not in fix.found}
+        if fix.camera is not None:
+            out.focal.append(float(fix.camera.matrix[0, 0]))
+            out.k1.append(float(fix.camera.dist[0]))
+        out.white.append(printed_white(frame, fix))
+        reading, found = detector.survey(frame, fix, {b: stack for b in layout})
+        for s in found:
+            out.stacks.setdefault(s.box, []).append(s)
+        for box in (b.box for b in cfg.boxes if b.box not in layout):
+            if reading.boxes[box].stacks or reading.boxes[box].confidence < cfg.min_confidence:
+                out.empty_not_empty.add(box)
+        out.last = (frame, fix, reading)
+    return out
+
+
+def verdict(cfg: CameraConfig, learned: Learned, stack: int) -> tuple[bool, str]:
+    """(passed, the reason): the first thing that makes these measurements unfit to use."""
+    layout = plan(cfg)
+    if len(cfg.chips) > len(cfg.boxes):
+        return False, (
+            f"{len(cfg.chips)} denominations but {len(cfg.boxes)} boxes: learning needs a box "
+            "for each"
+        )
+    if learned.frames == 0:
+        return False, "the layout was not found in any frame (see the overlay)"
+    if learned.missing_codes:
+        return False, f"fiducials not read: {', '.join(sorted(learned.missing_codes))}"
+    worst = max(learned.fit_errors)
+    if worst >= 5.0:
+        return False, f"layout fit error {worst:.1f} mm (5 mm at most): check the fiducials"
+    if not learned.focal:
+        return False, "the camera's pose could not be fitted (is it looking straight down?)"
+    for box, value in layout.items():
+        surveys = learned.stacks.get(box, [])
+        if len(surveys) < learned.frames:
+            return False, f"box {box}: no single stack of ${value} chips found"
+        exact = float(np.median([s.exact for s in surveys]))
+        if abs(exact / stack - 1) > 0.25:
+            return False, (
+                f"box {box}: the stack shows {exact:.1f} chips' height, not {stack}: "
+                f"is it {stack} chips high, standing upright?"
+            )
+    if learned.empty_not_empty:
+        boxes = ", ".join(str(b) for b in sorted(learned.empty_not_empty))
+        return False, f"box {boxes}: should be empty but something is seen there"
+    sides = _colours(learned, layout, face=False)
+    faces = _colours(learned, layout, face=True)
+    values = list(layout.values())
+    for i, a in enumerate(values):
+        for b in values[i + 1 :]:
+            for what, table in (("sides", sides), ("faces", faces)):
+                if _too_close(table[a], table[b]):
+                    return False, (
+                        f"the ${a} and ${b} chips' {what} look alike under these lights: "
+                        "they cannot be told apart"
+                    )
+    return True, f"learned from {learned.frames} frame(s)"
+
+
+def _colours(learned: Learned, layout: dict[int, int], *, face: bool) -> dict[int, np.ndarray]:
+    out = {}
+    for box, value in layout.items():
+        surveys = learned.stacks.get(box, [])
+        if face:
+            parts = [s.face for s in surveys if s.face is not None]
+        else:
+            parts = [np.median(s.sides, axis=0) for s in surveys]
+        out[value] = np.median(np.array(parts), axis=0) if parts else np.zeros(3)
+    return out
+
+
+def _too_close(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two colours the detector could confuse: near in chromaticity and lightness alike."""
+    ca, cb = a / (a.sum() + 0.03), b / (b.sum() + 0.03)
+    la, lb = float(a @ [0.114, 0.587, 0.299]), float(b @ [0.114, 0.587, 0.299])
+    light = abs(math.log((la + 0.01) / (lb + 0.01)))
+    return bool(np.linalg.norm(ca - cb) < 0.04 and light < math.log(1.6))
+
+
+def _hex(bgr: np.ndarray) -> str:
+    r, g, b = (int(np.clip(round(float(v) * 255), 0, 255)) for v in bgr[::-1])
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def learned_section(cfg: CameraConfig, learned: Learned, stack: int) -> tomlkit.items.Table:
+    layout = plan(cfg)
+    heights = [
+        float(np.median([s.exact for s in learned.stacks[box]])) / stack for box in layout
+    ]
+    section = tomlkit.table()
+    section.add(tomlkit.comment(f"measured by floorctl calibrate --learn, {stack}-chip stacks"))
+    section["focal_px"] = round(float(np.median(learned.focal)), 2)
+    section["k1"] = round(float(np.median(learned.k1)), 5)
+    section["width"] = learned.width
+    section["chip_height_mm"] = round(cfg.layout.chip_height_mm * float(np.median(heights)), 3)
+    section["white"] = _hex(np.median(np.array(learned.white), axis=0) / 255.0)
+    chips = tomlkit.aot()
+    faces = _colours(learned, layout, face=True)
+    sides = _colours(learned, layout, face=False)
+    for value in layout.values():
+        chip = tomlkit.table()
+        chip["value"] = value
+        chip["face"] = _hex(faces[value])
+        chip["side"] = _hex(sides[value])
+        chips.append(chip)
+    section["chips"] = chips
+    boxes = tomlkit.aot()
+    for box in layout:
+        surveys = learned.stacks[box]
+        entry = tomlkit.table()
+        entry["box"] = box
+        entry["step_mm"] = round(float(np.median([s.step_mm for s in surveys])), 3)
+        entry["direction_deg"] = round(float(np.median([s.direction_deg for s in surveys])), 2)
+        boxes.append(entry)
+    section["boxes"] = boxes
+    return section
+
+
+def write_learned(config_path: Path, out: Path, section: tomlkit.items.Table) -> None:
+    """Write ``out``: the technician's config as written, with ``[camera.learned]`` set to
+    ``section`` (replacing one learned before). The result is checked by the loader."""
+    document: Any = tomlkit.parse(config_path.read_text(encoding="utf-8"))
+    camera = document["camera"]
+    if "learned" in camera:
+        del camera["learned"]
+    text = tomlkit.dumps(document).rstrip("\n") + "\n\n"
+    learned = tomlkit.document()
+    learned.add("camera", tomlkit.table(is_super_table=True))
+    learned["camera"]["learned"] = section
+    text += tomlkit.dumps(learned)
+    parsed = tomlkit.parse(text).unwrap()
+    camera_config_from_dict(parsed["camera"], out)  # raises if what we wrote cannot load
+    out.write_text(text, encoding="utf-8")
