@@ -22,6 +22,8 @@ from drivers.camera.learn import (
     instructions,
     learned_section,
     measure,
+    parse_placement,
+    plan,
     verdict,
     write_learned,
 )
@@ -99,6 +101,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "config); never the config itself",
     )
     cal.add_argument("--force", action="store_true", help="with --learn: replace FILE if it exists")
+    cal.add_argument(
+        "--place",
+        metavar="BOX:VALUExCOUNT,...",
+        help="with --learn: the stacks placed, when not the standard placement (e.g. "
+        "1:25x10,3:1x5); chips learned before and not placed now are kept",
+    )
+    cal.add_argument(
+        "--no-lens",
+        action="store_true",
+        help="with --learn: do not learn the lens (a zoom lens, or codes out of view)",
+    )
     cal.set_defaults(func=_calibrate)
 
 
@@ -282,8 +295,10 @@ def _calibration(args: argparse.Namespace) -> tuple[bool, str]:
     if cfg is None:
         return False, f"{args.config}: the config cannot be used (see above)"
     out_config: Path | None = None
+    standard = args.place is None
+    placement = plan(cfg, args.stack) if standard else parse_placement(args.place, cfg)
     if args.learn:
-        print(instructions(cfg, args.stack))
+        print(instructions(cfg, placement, standard=standard))
         out_config = args.write or args.config.with_suffix(".learned.toml")
         if out_config.resolve() == args.config.resolve():
             return False, f"{out_config}: would overwrite the technician's config; name another"
@@ -341,13 +356,15 @@ def _calibration(args: argparse.Namespace) -> tuple[bool, str]:
             f"{fix.camera.tilt_deg:.1f} degrees from the vertical"
         )
     if args.learn:
-        learned = measure(cfg, frames, args.stack)
-        passed, reason = verdict(cfg, learned, args.stack)
+        lens = not args.no_lens
+        learned = measure(cfg, frames, placement, standard=standard)
+        passed, reason = verdict(cfg, learned, placement, standard=standard, lens=lens)
         print(f"overlay written to {args.out}")
         if not passed:
             return False, reason
         assert out_config is not None
-        write_learned(args.config, out_config, learned_section(cfg, learned, args.stack))
+        section = learned_section(cfg, learned, placement, lens=lens)
+        write_learned(args.config, out_config, section)
         return True, f"{reason}; written to {out_config} (use it as the table's config)"
     for box, r in sorted(reading.boxes.items()):
         chips = ", ".join(f"{n} x ${v}" for v, n in r.chips.items()) or "no chips"

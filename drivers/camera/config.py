@@ -76,8 +76,8 @@ class LearnedBox:
 class LearnedSpec:
     """What ``floorctl calibrate --learn`` measured on this table (``[camera.learned]``)."""
 
-    focal_px: float  # the camera's focal length at ``width`` pixels across
-    k1: float  # its radial distortion
+    focal_px: float | None  # the camera's focal length at ``width`` pixels across (None:
+    k1: float  # its radial distortion                  not learned, fitted frame by frame)
     width: int
     chip_height_mm: float
     white: tuple[int, int, int]  # the layout's printed white as the camera saw it, unbalanced
@@ -324,7 +324,13 @@ def _no_fixed_step(r: _Reader) -> None:
 
 
 def _learned(r: _Reader, chips: list[ChipSpec], boxes: list[BoxArea]) -> LearnedSpec:
-    width = r.integer("width", low=64, high=8192)
+    lens = [k for k in ("focal_px", "k1", "width") if k in r.table]
+    if lens and len(lens) < 3:
+        missing = sorted({"focal_px", "k1", "width"} - set(lens))
+        raise CameraConfigError(
+            f"{r.path}: {r.where}.{missing[0]} is missing (the lens is focal_px, k1 and width)"
+        )
+    width = r.integer("width", 0, low=64, high=8192) if lens else 0
     learned_chips: list[LearnedChip] = []
     for cr in r.tables("chips"):
         chip = LearnedChip(cr.integer("value", low=1), cr.colour("face"), cr.colour("side"))
@@ -346,8 +352,8 @@ def _learned(r: _Reader, chips: list[ChipSpec], boxes: list[BoxArea]) -> Learned
             raise br.fail("box", box.box, "is not one of the [[camera.boxes]]")
         learned_boxes.append(box)
     spec = LearnedSpec(
-        focal_px=r.number("focal_px", low=10, high=100000),
-        k1=r.number("k1", low=-2, high=2),
+        focal_px=r.number("focal_px", low=10, high=100000) if lens else None,
+        k1=r.number("k1", low=-2, high=2) if lens else 0.0,
         width=width,
         chip_height_mm=r.number("chip_height_mm", low=1, high=10),
         white=r.colour("white"),

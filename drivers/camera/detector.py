@@ -41,6 +41,7 @@ FloatArray = npt.NDArray[np.float64]
 _GREY_SAT = 0.1  # chromaticity saturation below which a chip counts as a grey (white, black)
 _MARGIN = 0.6  # how much nearer the best chip must be than the next for full clarity
 _FIT = 1.5  # a colour this far from every chip is no chip's
+_PRINT_STROKE_MM = 7.0  # printing thinner than this is taken away (a chip is 39 mm across)
 _STRAY_MM2 = 120.0  # a thing this large beside the box, where no chip can be, is not nothing
 SIDE_SHADE = 0.7  # a chip's side band against its face, when not learned
 PAPER_WHITE = 0.92  # the printed white's reflectance, against which colours are given
@@ -187,28 +188,43 @@ class ChipDetector:
         if felt_like.mean() < 0.6:
             return unsure("cloth beside the box is covered")
         scale = felt_l / float(_lum(self._felt))  # the light here against the config's
-        # Not cloth: a colour well away from the cloth's, or a little away and no mere tint
-        # (block noise of a compressed frame tints the cloth without changing it much).
-        bgdiff = _distance(refl, felt_obs.astype(np.float32))
-        fg = (cdist > 0.12) | ((cdist > 0.07) & (bgdiff > 0.25 * felt_l + 0.04)) | (rel > 2.2)
-        # The printed lines and numbers (the print's colour, or blurred into the cloth's), on
-        # the ring or outside the reach.
-        where = view.on_line | view.outside
-        printed = _segment_distance(chroma[where], felt_c, self._print_c) < 0.04
-        fg[where] &= ~(printed | (view.on_line[where] & (cdist[where] < 0.16)))
+        # Not cloth: the cloth, lit more or less, is a * felt (in a range of lightness);
+        # anything well away from that, or darker than a shadow, is something on the cloth.
+        # (On a smoothed copy: the sensor's noise, not the light, is what a pixel's own
+        # difference from the cloth mostly is in a dim frame.)
+        away, shade = _cloth_distance(cv2.blur(refl, (5, 5)), felt_obs)
+        # The cloth's own spread (its median: a card or a chip may lie beside the box).
+        noise = float(np.median(away[view.felt_ref])) if view.felt_ref.any() else 0.0
+        fg = (away > max(0.2 * felt_l, 4.0 * noise, 0.02)) | (shade < 0.4)
+        # The layout's printing (rings, numbers, words) is the print's colour, or that
+        # blurred into the cloth's; and it is thin: strokes of a few millimetres, which an
+        # opening the size of a chip's spot takes away (chips, hands and sleeves are far
+        # wider). Then the holes that spots and seams leave in a stack are closed.
+        printed = _segment_distance(chroma.reshape(-1, 3), felt_c, self._print_c) < 0.04
+        fg &= ~printed.reshape(fg.shape)
         fg_u8 = fg.astype(np.uint8)
-        k = max(3, round(2.0 * view.ppm) | 1)
-        fg_u8 = cv2.morphologyEx(fg_u8, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
-        # Anything sizeable where no chip of this box can show: a hand, a sleeve, a paddle
-        # (a finger alone is some 16 mm wide). Such a thing may hide chips, or be taken
-        # for them: the box is unsure until it has gone.
-        stray = (fg_u8.astype(bool) & view.outside).astype(np.uint8)
-        if cv2.countNonZero(stray) >= _STRAY_MM2 * view.ppm**2:
-            n_s, _, s_stats, _ = cv2.connectedComponentsWithStats(stray, connectivity=8)
-            if n_s > 1 and s_stats[1:, cv2.CC_STAT_AREA].max() >= _STRAY_MM2 * view.ppm**2:
+        ko = max(3, round(_PRINT_STROKE_MM * view.ppm) | 1)
+        fg_u8 = cv2.morphologyEx(
+            fg_u8, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (ko, ko))
+        )
+        kc = max(3, round(4.0 * view.ppm) | 1)
+        fg_u8 = cv2.morphologyEx(
+            fg_u8, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (kc, kc))
+        )
+        # Anything reaching from where chips stand to where no chip of this box can show,
+        # with a sizeable part there: a hand, a sleeve, a paddle (a finger alone is some
+        # 16 mm wide). It may hide chips, or be taken for them: the box is unsure until it
+        # has gone. Things wholly beside the box (the layout's words, a card) are no matter.
+        if cv2.countNonZero(fg_u8 & view.outside_u8) >= _STRAY_MM2 * view.ppm**2:
+            n_all, lab_all = cv2.connectedComponents(fg_u8, connectivity=8)
+            counts_out = np.bincount(lab_all[view.outside], minlength=n_all)
+            counts_in = np.bincount(lab_all[view.inside], minlength=n_all)
+            reach = (counts_out[1:] >= _STRAY_MM2 * view.ppm**2) & (counts_in[1:] > 0)
+            if reach.any():
                 return unsure("something over the box besides chips")
         fg_u8[~view.inside] = 0
         # How far each pixel is from the cloth (or the printed ring, where it is printed).
+        bgdiff = _distance(refl, felt_obs.astype(np.float32))
         print_obs = self._print * (felt_obs / np.maximum(self._felt, 1e-3))
         on_ring = refl[view.on_line].astype(np.float64)
         bgdiff[view.on_line] = np.minimum(
@@ -451,6 +467,18 @@ def printed_white(frame: U8Array, fix: LayoutFix) -> FloatArray:
     if not samples:
         return np.array([235.0, 235.0, 235.0])
     return np.maximum(np.median(np.array(samples), axis=0), 8.0)
+
+
+def _cloth_distance(image: F32Array, felt: FloatArray) -> tuple[F32Array, F32Array]:
+    """Per pixel: how far its colour is from the cloth's, lit more or less (a * felt,
+    a >= 0), and that lightness ``a`` (a shadow: below 1)."""
+    f = np.asarray(felt, np.float64)
+    a = cv2.transform(image, (f / max(float(f @ f), 1e-9))[None].astype(np.float32))
+    a = np.maximum(a, 0.0)
+    nearest = a[..., None] * f.astype(np.float32)
+    diff = image - nearest
+    away = np.sqrt((diff * diff).sum(axis=-1))
+    return np.asarray(away, np.float32), np.asarray(a, np.float32)
 
 
 def _distance(image: F32Array, colour: F32Array) -> F32Array:

@@ -165,7 +165,7 @@ def locate_layout(frame: U8Array, cfg: CameraConfig) -> FiducialSearch:
     dst = np.concatenate([corners_px[c] for c in codes])
     size = (grey.shape[1], grey.shape[0])
     known = None
-    if cfg.learned is not None:
+    if cfg.learned is not None and cfg.learned.focal_px is not None:
         known = Intrinsics(cfg.learned.focal_px, cfg.learned.k1, cfg.learned.width)
     camera = fit_camera(src, dst, size, known)
     if camera is None and known is None:

@@ -47,6 +47,7 @@ class BoxView:
     on_line: BoolArray  # the printed betting circle
     visible: BoolArray  # inside the frame
     in_view: float  # the share of ``inside`` that is in the frame
+    outside_u8: npt.NDArray[np.uint8]  # ``outside`` as 0/1, for OpenCV
 
     def layout_of(self, u: float, v: float) -> tuple[float, float]:
         """The layout point (mm) at box-image pixel (u, v)."""
@@ -197,6 +198,7 @@ def box_views(cfg: CameraConfig, fix: LayoutFix, frame_size: tuple[int, int]) ->
                 on_line,
                 visible,
                 float(visible[inside].mean()) if inside.any() else 0.0,
+                (outside & visible).astype(np.uint8),
             )
         )
     return views

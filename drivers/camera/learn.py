@@ -41,23 +41,52 @@ from drivers.camera.fiducials import LayoutFix, locate_layout
 DEFAULT_STACK = 5  # chips in each learning stack
 
 
-def plan(cfg: CameraConfig) -> dict[int, int]:
-    """Box -> the chip value to stack in it: each denomination in turn, lowest value in the
-    lowest-numbered box; the boxes after them stay empty."""
+Placement = dict[int, tuple[int, int]]  # box -> (chip value, chips in its one stack)
+
+
+def plan(cfg: CameraConfig, stack: int) -> Placement:
+    """The standard placement: each denomination in turn, lowest value in the lowest-numbered
+    box, ``stack`` chips high; the boxes after them stay empty."""
     boxes = [b.box for b in cfg.boxes]
-    return {box: chip.value for box, chip in zip(boxes, cfg.chips, strict=False)}
+    return {box: (chip.value, stack) for box, chip in zip(boxes, cfg.chips, strict=False)}
 
 
-def instructions(cfg: CameraConfig, stack: int) -> str:
+def parse_placement(text: str, cfg: CameraConfig) -> Placement:
+    """``BOX:VALUExCOUNT,...`` (``1:25x10,3:1x5``): the stacks the technician chose to place.
+    Raises ValueError naming what is wrong."""
+    out: Placement = {}
+    boxes = {b.box for b in cfg.boxes}
+    values = {c.value for c in cfg.chips}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        try:
+            box_s, rest = part.split(":")
+            value_s, count_s = rest.lower().split("x")
+            box, value, count = int(box_s), int(value_s), int(count_s)
+        except ValueError:
+            raise ValueError(f"--place {part!r}: expected BOX:VALUExCOUNT, e.g. 3:25x10") from None
+        if box not in boxes:
+            raise ValueError(f"--place {part!r}: box {box} is not on the layout")
+        if value not in values:
+            raise ValueError(f"--place {part!r}: there is no ${value} chip in [[camera.chips]]")
+        if not 1 <= count <= cfg.layout.max_stack:
+            raise ValueError(f"--place {part!r}: a stack of 1..{cfg.layout.max_stack} chips")
+        if box in out:
+            raise ValueError(f"--place {part!r}: box {box} is placed twice")
+        out[box] = (value, count)
+    if not out:
+        raise ValueError("--place: no stacks given")
+    return out
+
+
+def instructions(cfg: CameraConfig, placement: Placement, *, standard: bool) -> str:
     lines = [
         "Learning the table: place, in the betting circles,",
     ]
-    layout = plan(cfg)
-    for box, value in layout.items():
+    for box, (value, count) in placement.items():
         name = cfg.chip_by_value(value).name
-        lines.append(f"  box {box}: one stack of {stack} {name} chips (${value}), near the middle")
-    empty = [str(b.box) for b in cfg.boxes if b.box not in layout]
-    if empty:
+        lines.append(f"  box {box}: one stack of {count} {name} chips (${value}), near the middle")
+    empty = [str(b.box) for b in cfg.boxes if b.box not in placement]
+    if empty and standard:
         lines.append(f"  box {', '.join(empty)}: nothing")
     lines.append(
         "Nothing else on the layout, no hands over it, all four QR codes in view; the lights "
@@ -82,9 +111,10 @@ class Learned:
     width: int = 0
 
 
-def measure(cfg: CameraConfig, frames: list[U8Array], stack: int) -> Learned:
+def measure(
+    cfg: CameraConfig, frames: list[U8Array], placement: Placement, *, standard: bool
+) -> Learned:
     detector = ChipDetector(cfg)
-    layout = plan(cfg)
     out = Learned()
     for frame in frames:
         search = locate_layout(frame, cfg)
@@ -99,49 +129,55 @@ def measure(cfg: CameraConfig, frames: list[U8Array], stack: int) -> Learned:
             out.focal.append(float(fix.camera.matrix[0, 0]))
             out.k1.append(float(fix.camera.dist[0]))
         out.white.append(printed_white(frame, fix))
-        reading, found = detector.survey(frame, fix, {b: stack for b in layout})
+        reading, found = detector.survey(frame, fix, {b: n for b, (_, n) in placement.items()})
         for s in found:
             out.stacks.setdefault(s.box, []).append(s)
-        for box in (b.box for b in cfg.boxes if b.box not in layout):
+        for box in (b.box for b in cfg.boxes if b.box not in placement):
+            if not standard:
+                continue  # the technician's own placement says nothing of the other boxes
             if reading.boxes[box].stacks or reading.boxes[box].confidence < cfg.min_confidence:
                 out.empty_not_empty.add(box)
         out.last = (frame, fix, reading)
     return out
 
 
-def verdict(cfg: CameraConfig, learned: Learned, stack: int) -> tuple[bool, str]:
+def verdict(
+    cfg: CameraConfig, learned: Learned, placement: Placement, *, standard: bool, lens: bool
+) -> tuple[bool, str]:
     """(passed, the reason): the first thing that makes these measurements unfit to use."""
-    layout = plan(cfg)
-    if len(cfg.chips) > len(cfg.boxes):
+    if standard and len(cfg.chips) > len(cfg.boxes):
         return False, (
-            f"{len(cfg.chips)} denominations but {len(cfg.boxes)} boxes: learning needs a box "
-            "for each"
+            f"{len(cfg.chips)} denominations but {len(cfg.boxes)} boxes: learn them in two "
+            "runs, each with --place"
         )
     if learned.frames == 0:
         return False, "the layout was not found in any frame (see the overlay)"
-    if learned.missing_codes:
-        return False, f"fiducials not read: {', '.join(sorted(learned.missing_codes))}"
+    if learned.missing_codes and lens:
+        return False, (
+            f"fiducials not read: {', '.join(sorted(learned.missing_codes))} (all are needed "
+            "to learn the lens; --no-lens learns the chips alone)"
+        )
     worst = max(learned.fit_errors)
     if worst >= 5.0:
         return False, f"layout fit error {worst:.1f} mm (5 mm at most): check the fiducials"
-    if not learned.focal:
+    if lens and not learned.focal:
         return False, "the camera's pose could not be fitted (is it looking straight down?)"
-    for box, value in layout.items():
+    for box, (value, count) in placement.items():
         surveys = learned.stacks.get(box, [])
         if len(surveys) < learned.frames:
             return False, f"box {box}: no single stack of ${value} chips found"
         exact = float(np.median([s.exact for s in surveys]))
-        if abs(exact / stack - 1) > 0.25:
+        if abs(exact - count) > max(1.0, 0.2 * count):
             return False, (
-                f"box {box}: the stack shows {exact:.1f} chips' height, not {stack}: "
-                f"is it {stack} chips high, standing upright?"
+                f"box {box}: the stack shows {exact:.1f} chips' height, not {count}: "
+                f"is it {count} chips high, standing upright?"
             )
     if learned.empty_not_empty:
         boxes = ", ".join(str(b) for b in sorted(learned.empty_not_empty))
         return False, f"box {boxes}: should be empty but something is seen there"
-    sides = _colours(learned, layout, face=False)
-    faces = _colours(learned, layout, face=True)
-    values = list(layout.values())
+    sides = _colours(learned, placement, face=False)
+    faces = _colours(learned, placement, face=True)
+    values = sorted({v for v, _ in placement.values()})
     for i, a in enumerate(values):
         for b in values[i + 1 :]:
             for what, table in (("sides", sides), ("faces", faces)):
@@ -153,16 +189,15 @@ def verdict(cfg: CameraConfig, learned: Learned, stack: int) -> tuple[bool, str]
     return True, f"learned from {learned.frames} frame(s)"
 
 
-def _colours(learned: Learned, layout: dict[int, int], *, face: bool) -> dict[int, np.ndarray]:
-    out = {}
-    for box, value in layout.items():
-        surveys = learned.stacks.get(box, [])
-        if face:
-            parts = [s.face for s in surveys if s.face is not None]
-        else:
-            parts = [np.median(s.sides, axis=0) for s in surveys]
-        out[value] = np.median(np.array(parts), axis=0) if parts else np.zeros(3)
-    return out
+def _colours(learned: Learned, placement: Placement, *, face: bool) -> dict[int, np.ndarray]:
+    parts: dict[int, list[np.ndarray]] = {}
+    for box, (value, _) in placement.items():
+        for s in learned.stacks.get(box, []):
+            if face and s.face is not None:
+                parts.setdefault(value, []).append(s.face)
+            elif not face:
+                parts.setdefault(value, []).extend(list(s.sides))
+    return {v: np.median(np.array(p), axis=0) for v, p in parts.items() if p}
 
 
 def _too_close(a: np.ndarray, b: np.ndarray) -> bool:
@@ -178,30 +213,44 @@ def _hex(bgr: np.ndarray) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
-def learned_section(cfg: CameraConfig, learned: Learned, stack: int) -> tomlkit.items.Table:
-    layout = plan(cfg)
+def learned_section(
+    cfg: CameraConfig, learned: Learned, placement: Placement, *, lens: bool = True
+) -> tomlkit.items.Table:
+    """The ``[camera.learned]`` section: this run's measurements, and the chips learned in
+    an earlier run (in the config given) that this run did not place."""
     heights = [
-        float(np.median([s.exact for s in learned.stacks[box]])) / stack for box in layout
+        float(np.median([s.exact for s in learned.stacks[box]])) / count
+        for box, (_, count) in placement.items()
     ]
     section = tomlkit.table()
-    section.add(tomlkit.comment(f"measured by floorctl calibrate --learn, {stack}-chip stacks"))
-    section["focal_px"] = round(float(np.median(learned.focal)), 2)
-    section["k1"] = round(float(np.median(learned.k1)), 5)
-    section["width"] = learned.width
-    section["chip_height_mm"] = round(cfg.layout.chip_height_mm * float(np.median(heights)), 3)
+    placed = ", ".join(f"box {b}: {n} x ${v}" for b, (v, n) in placement.items())
+    section.add(tomlkit.comment(f"measured by floorctl calibrate --learn ({placed})"))
+    if lens:
+        section["focal_px"] = round(float(np.median(learned.focal)), 2)
+        section["k1"] = round(float(np.median(learned.k1)), 5)
+        section["width"] = learned.width
+    height = cfg.layout.chip_height_mm * float(np.median(heights))
+    if cfg.learned is not None:  # a second run: both runs' stacks count alike
+        height = (height + cfg.learned.chip_height_mm) / 2
+    section["chip_height_mm"] = round(height, 3)
     section["white"] = _hex(np.median(np.array(learned.white), axis=0) / 255.0)
     chips = tomlkit.aot()
-    faces = _colours(learned, layout, face=True)
-    sides = _colours(learned, layout, face=False)
-    for value in layout.values():
+    faces = _colours(learned, placement, face=True)
+    sides = _colours(learned, placement, face=False)
+    earlier = {c.value: c for c in cfg.learned.chips} if cfg.learned is not None else {}
+    for value in sorted(set(sides) | set(earlier)):
         chip = tomlkit.table()
         chip["value"] = value
-        chip["face"] = _hex(faces[value])
-        chip["side"] = _hex(sides[value])
+        if value in sides:
+            chip["face"] = _hex(faces.get(value, sides[value]))
+            chip["side"] = _hex(sides[value])
+        else:
+            chip["face"] = "#{:02x}{:02x}{:02x}".format(*earlier[value].face)
+            chip["side"] = "#{:02x}{:02x}{:02x}".format(*earlier[value].side)
         chips.append(chip)
     section["chips"] = chips
     boxes = tomlkit.aot()
-    for box in layout:
+    for box in placement:
         surveys = learned.stacks[box]
         entry = tomlkit.table()
         entry["box"] = box
