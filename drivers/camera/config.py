@@ -63,6 +63,7 @@ class LearnedChip:
     # and scaled to the cloth's configured ``felt``, so in the same terms as ``colour``.
     face: tuple[int, int, int]
     side: tuple[int, int, int]
+    runs: int = 1  # learning runs these colours are the mean of
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class LearnedSpec:
     white: tuple[int, int, int]  # the layout's printed white as the camera saw it, unbalanced
     chips: tuple[LearnedChip, ...]
     boxes: tuple[LearnedBox, ...]
+    runs: int = 1  # learning runs the chip height is the mean of
 
 
 @dataclass(frozen=True)
@@ -333,7 +335,12 @@ def _learned(r: _Reader, chips: list[ChipSpec], boxes: list[BoxArea]) -> Learned
     width = r.integer("width", 0, low=64, high=8192) if lens else 0
     learned_chips: list[LearnedChip] = []
     for cr in r.tables("chips"):
-        chip = LearnedChip(cr.integer("value", low=1), cr.colour("face"), cr.colour("side"))
+        chip = LearnedChip(
+            cr.integer("value", low=1),
+            cr.colour("face"),
+            cr.colour("side"),
+            cr.integer("runs", 1, low=1, high=10000),
+        )
         cr.finish()
         if not any(c.value == chip.value for c in chips):
             raise cr.fail("value", chip.value, "is not one of the [[camera.chips]]")
@@ -359,6 +366,7 @@ def _learned(r: _Reader, chips: list[ChipSpec], boxes: list[BoxArea]) -> Learned
         white=r.colour("white"),
         chips=tuple(sorted(learned_chips, key=lambda c: c.value)),
         boxes=tuple(sorted(learned_boxes, key=lambda b: b.box)),
+        runs=r.integer("runs", 1, low=1, high=10000),
     )
     r.finish()
     return spec

@@ -39,8 +39,9 @@ F32Array = npt.NDArray[np.float32]
 FloatArray = npt.NDArray[np.float64]
 
 _GREY_SAT = 0.1  # chromaticity saturation below which a chip counts as a grey (white, black)
-_MARGIN = 0.6  # how much nearer the best chip must be than the next for full clarity
+_MARGIN = 1.2  # how much nearer the best chip must be than the next for full clarity
 _FIT = 1.5  # a colour this far from every chip is no chip's
+_PRINT_NEAR_MM = 5.0  # print-coloured parts of a chip lie this near its other colours
 _PRINT_STROKE_MM = 7.0  # printing thinner than this is taken away (a chip is 39 mm across)
 _STRAY_MM2 = 120.0  # a thing this large beside the box, where no chip can be, is not nothing
 SIDE_SHADE = 0.7  # a chip's side band against its face, when not learned
@@ -195,18 +196,42 @@ class ChipDetector:
         away, shade = _cloth_distance(cv2.blur(refl, (5, 5)), felt_obs)
         # The cloth's own spread (its median: a card or a chip may lie beside the box).
         noise = float(np.median(away[view.felt_ref])) if view.felt_ref.any() else 0.0
-        fg = (away > max(0.2 * felt_l, 4.0 * noise, 0.02)) | (shade < 0.4)
+        fg = (away > max(0.2 * felt_l, 4.0 * noise, 0.02)) | (shade < 0.25)
         # The layout's printing (rings, numbers, words) is the print's colour, or that
-        # blurred into the cloth's; and it is thin: strokes of a few millimetres, which an
-        # opening the size of a chip's spot takes away (chips, hands and sleeves are far
-        # wider). Then the holes that spots and seams leave in a stack are closed.
-        printed = _segment_distance(chroma.reshape(-1, 3), felt_c, self._print_c) < 0.04
-        fg &= ~printed.reshape(fg.shape)
-        fg_u8 = fg.astype(np.uint8)
-        ko = max(3, round(_PRINT_STROKE_MM * view.ppm) | 1)
-        fg_u8 = cv2.morphologyEx(
-            fg_u8, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (ko, ko))
+        # blurred into the cloth's; and it is thin, strokes of a few millimetres. A chip's
+        # side can look the print's colour too (a white chip lit by the blue cloth), but it
+        # is wide and part of something that is not print. So: what an opening the size of a
+        # chip's spot leaves (chips, hands, sleeves, bold letters), where it holds something
+        # not of the print's colour. Then the holes spots and seams leave are closed.
+        # The print's colour as this camera shows it: the betting circle's rings, where they
+        # are not the cloth (they are most of that annulus, whatever stands on them).
+        print_c = self._print_c
+        ring = fg & view.ring_zone
+        if ring.sum() > 100:
+            local = _chroma(np.median(refl[ring], axis=0).astype(np.float64))
+            if np.linalg.norm(local - self._print_c) < 0.1:
+                print_c = local
+        printed = (
+            (_segment_distance(chroma.reshape(-1, 3), felt_c, print_c) < 0.04)
+            | (_segment_distance(chroma.reshape(-1, 3), felt_c, self._print_c) < 0.04)
+        ).reshape(fg.shape)
+        core = cv2.morphologyEx(
+            (fg & ~printed).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)
         )
+        kn = max(3, round(_PRINT_NEAR_MM * view.ppm) | 1)
+        near = cv2.dilate(core, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (kn, kn)))
+        fg = core.astype(bool) | (fg & printed & near.astype(bool) & ~view.ring_zone)
+        ko = max(3, round(_PRINT_STROKE_MM * view.ppm) | 1)
+        wide = cv2.morphologyEx(
+            fg.astype(np.uint8),
+            cv2.MORPH_OPEN,
+            cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (ko, ko)),
+        )
+        n_w, lab_w = cv2.connectedComponents(wide, connectivity=8)
+        own = np.bincount(lab_w[wide.astype(bool) & ~printed], minlength=n_w)
+        keep = own >= 0.1 * math.pi * (self.cfg.layout.chip_diameter_mm / 2 * view.ppm) ** 2
+        keep[0] = False
+        fg_u8 = keep[lab_w].astype(np.uint8)
         kc = max(3, round(4.0 * view.ppm) | 1)
         fg_u8 = cv2.morphologyEx(
             fg_u8, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (kc, kc))
@@ -223,8 +248,9 @@ class ChipDetector:
             if reach.any():
                 return unsure("something over the box besides chips")
         fg_u8[~view.inside] = 0
-        # How far each pixel is from the cloth (or the printed ring, where it is printed).
-        bgdiff = _distance(refl, felt_obs.astype(np.float32))
+        # How far each pixel is from the cloth at any lightness (so a stack's shadow on the
+        # cloth is cloth, not a chip's edge), or from the printed ring where it is printed.
+        bgdiff, _ = _cloth_distance(refl, felt_obs)
         print_obs = self._print * (felt_obs / np.maximum(self._felt, 1e-3))
         on_ring = refl[view.on_line].astype(np.float64)
         bgdiff[view.on_line] = np.minimum(
@@ -360,7 +386,7 @@ class ChipDetector:
         fit = _fit_bands(profile, rims, view.rim_row(base, n * chip_h, -1, r_mm), bottom)
         if fit is None:
             return (), 0.0, "a chip's band is out of view"
-        medians = fit[1]
+        medians, plain = fit[1][:n], fit[1][n:]
         if self._survey is not None and known is not None:
             far_k = view.rim_row(base, n * chip_h, -1, r_mm)
             near_k = view.rim_row(base, n * chip_h, +1, r_mm)
@@ -376,19 +402,18 @@ class ChipDetector:
                     math.degrees(math.atan2(-ty, -tx)),
                 )
             )
-        values, clarity = self._classify(medians / max(scale, 1e-6), side=True)
-        # The sides of one stack share their light: once the chips are known roughly, how
-        # bright this stack's sides are against the side colours sets each band's lightness,
-        # and a band far darker or lighter than its chip would be here is in doubt.
-        shade = float(
-            np.median(
-                _lum(medians / max(scale, 1e-6))
-                / np.maximum(_lum(self._side[[self._values.index(v) for v in values]]), 1e-3)
-            )
-        )
-        values, clarity = self._classify(
-            medians / max(scale * shade, 1e-6), side=True, light_tolerance=1.45
-        )
+        values, clarity = self._band_values(medians, scale)
+        # Unblurred as fitted, and as they plainly are: a band whose chip differs between the
+        # two is one the blur has made up or hidden.
+        if self._band_values(plain, scale)[0] != values:
+            conf, note = min(conf, 0.3), "the bands' colours are uncertain under the blur"
+        # The same bands read again with the stack's rims nudged a third of a step up and
+        # down: a reading that holds only where the rims happen to fall is not a reading.
+        for nudge in (-0.33, 0.33):
+            moved = [r + nudge * step for r in rims]
+            again = _fit_bands(profile, moved, moved[-1] - (rims[-1] - rims[0]), bottom + nudge * step)
+            if again is not None and self._band_values(again[1][:n], scale)[0] != values:
+                conf, note = min(conf, 0.3), "the bands read differently when nudged"
         worst = int(np.argmin(clarity))
         if clarity[worst] < conf:
             conf, note = float(clarity[worst]), "a chip's colour is unclear"
@@ -404,6 +429,31 @@ class ChipDetector:
             elif face_clarity[0] < conf:
                 conf, note = float(face_clarity[0]), "the top face's colour is unclear"
         return tuple(values), conf, note
+
+    def _band_values(self, medians: FloatArray, scale: float) -> tuple[list[int], FloatArray]:
+        """The chips the bands' colours (bottom first) are, and how clearly each is."""
+        n = len(medians)
+        values, clarity = self._classify(medians / max(scale, 1e-6), side=True)
+        # The sides of one stack share their light: once the chips are known roughly, how
+        # bright this stack's sides are against the side colours sets each band's lightness,
+        # and a band far darker or lighter than its chip would be here is in doubt.
+        shade = float(
+            np.median(
+                _lum(medians / max(scale, 1e-6))
+                / np.maximum(_lum(self._side[[self._values.index(v) for v in values]]), 1e-3)
+            )
+        )
+        values, clarity = self._classify(
+            medians / max(scale * shade, 1e-6), side=True, light_tolerance=1.45
+        )
+        # A chip unlike both its neighbours (one white band in a stack of reds) is what a
+        # blurred edge spot looks like: it must be read far more clearly than the rest.
+        clarity = np.array(clarity, np.float64)
+        for i in range(n):
+            around = [values[j] for j in (i - 1, i + 1) if 0 <= j < n]
+            if around and all(v != values[i] for v in around):
+                clarity[i] = min(clarity[i], float(np.clip((clarity[i] - 0.9) / 0.1, 0, 1)))
+        return values, clarity
 
     def _classify(
         self, colours: FloatArray, *, side: bool, light_tolerance: float = 2.0
@@ -545,7 +595,7 @@ def _split_columns(mask: npt.NDArray[np.bool_], d_px: float) -> list[tuple[int, 
     return None
 
 
-_BLURS = (0.01, 0.8, 1.4, 2.0, 2.8, 3.8)  # blur widths (rows, Gaussian sigma) tried
+_BLURS = (0.01, 0.8, 1.4, 2.0, 2.8)  # blur widths (rows, Gaussian sigma) tried
 
 
 def _fit_bands(
@@ -573,6 +623,11 @@ def _fit_bands(
     # Exact overlap of each pixel row [y - 0.5, y + 0.5] with each part.
     overlap = np.clip(np.minimum(ys[:, None] + 0.5, hi) - np.maximum(ys[:, None] - 0.5, lo), 0, 1)
     target = profile[y0 : y1 + 1]
+    # Each part's plain mean colour is the fit's prior: a band the blur hides almost wholly
+    # keeps its own mean rather than taking any value that balances its neighbours.
+    weight = overlap.sum(axis=0)
+    prior = (overlap.T @ target) / np.maximum(weight, 1e-6)[:, None]
+    lam = 0.02 * np.eye(overlap.shape[1])
     best: tuple[float, FloatArray, float] | None = None
     for sigma in blurs:
         radius = max(1, math.ceil(3 * sigma))
@@ -582,12 +637,14 @@ def _fit_bands(
             ),
             np.float64,
         )
-        gram = a.T @ a + 1e-3 * np.eye(a.shape[1])
-        coef = np.linalg.solve(gram, a.T @ target)
+        coef = np.linalg.solve(a.T @ a + lam, a.T @ target + lam @ prior)
         resid = float(((a @ coef - target) ** 2).sum()) / len(ys)
         if best is None or resid < best[0]:
-            best = (resid, coef[1 : n + 1], sigma)
-    return best
+            best = (resid, np.clip(coef[1 : n + 1], 0.0, 1.5), sigma)
+    if best is None:
+        return None
+    # The bands' plain means ride along as a fourth item for a cross-check.
+    return best[0], np.vstack([best[1], prior[1 : n + 1]]), best[2]
 
 
 def _face_step(profile: FloatArray, rim: float, step: float) -> float:

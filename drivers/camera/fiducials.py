@@ -14,6 +14,7 @@ scale, so the last good fix is kept through frames zbar cannot read.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import cv2
@@ -26,9 +27,11 @@ from drivers.camera.qr import read_qr
 
 FloatArray = npt.NDArray[np.float64]
 U8Array = npt.NDArray[np.uint8]
+F32Array = npt.NDArray[np.float32]
 
-_TEMPLATE = 16  # side, in samples, of a code's picture kept for the per-frame check
-_MATCH = 0.6  # correlation at which a code counts as still in place
+_TEMPLATE = 32  # side, in samples, of a code's picture kept for the per-frame check
+_MATCH = 0.1  # correlation (at half the template's scale) of a code still in view
+_SHIFT = 1.0  # samples (about 2 mm of an 80 mm code) a code may seem to move and still count
 _FIT_LIMIT_MM = 6.0  # a fix worse than this drops its worst code, if enough are left
 
 
@@ -59,7 +62,7 @@ class LayoutFix:
     corners_px: dict[str, FloatArray]  # code -> its 4 corners in the image (TL, BL, BR, TR)
     error_mm: float  # worst distance between a fiducial corner and where the fix puts it
     camera: CameraModel | None = None
-    templates: dict[str, FloatArray] = field(default_factory=dict, repr=False)
+    templates: dict[str, F32Array] = field(default_factory=dict, repr=False)
 
     def to_image(self, points_mm: FloatArray, height_mm: float = 0.0) -> FloatArray:
         """Frame pixels of layout points (N x 2), on the cloth or ``height_mm`` above it."""
@@ -205,8 +208,8 @@ def _camera_error_mm(
     return float(np.max(err_px / px_per_mm))
 
 
-def _template(grey: U8Array, corners: FloatArray) -> FloatArray | None:
-    """The code's area shrunk to ``_TEMPLATE`` samples a side, zero mean and unit length."""
+def _template(grey: U8Array, corners: FloatArray) -> F32Array | None:
+    """The code's area resampled to ``_TEMPLATE`` samples a side (smoothed to that scale)."""
     side = float(np.mean(np.linalg.norm(np.roll(corners, -1, axis=0) - corners, axis=1)))
     target = np.array(
         [[0, 0], [0, _TEMPLATE], [_TEMPLATE, _TEMPLATE], [_TEMPLATE, 0]], np.float32
@@ -222,21 +225,36 @@ def _template(grey: U8Array, corners: FloatArray) -> FloatArray | None:
     if sigma > 0.3:
         crop = cv2.GaussianBlur(crop, (0, 0), sigma)
     shift = np.array([[1, 0, x0], [0, 1, y0], [0, 0, 1]], np.float64)
-    warped = cv2.warpPerspective(crop, m @ shift, (_TEMPLATE, _TEMPLATE), flags=cv2.INTER_LINEAR)
-    v = np.asarray(warped, np.float64).ravel()
-    v -= v.mean()
-    norm = float(np.linalg.norm(v))
-    if norm < 1e-6 * v.size or float(v.std()) < 8:
+    warped = np.asarray(
+        cv2.warpPerspective(crop, m @ shift, (_TEMPLATE, _TEMPLATE), flags=cv2.INTER_LINEAR),
+        np.float32,
+    )
+    if float(warped.std()) < 8:
         return None  # a flat patch: nothing to compare
-    return v / norm
+    return warped
 
 
 def verify_fix(grey: U8Array, fix: LayoutFix, cfg: CameraConfig) -> int:
     """How many fiducials are still where ``fix`` puts them (a cheap per-frame check that the
-    camera has not moved)."""
+    camera has not moved): each code's picture now is matched against its picture at the
+    fix; it counts if they are alike and not shifted by more than a millimetre or two. Blur
+    makes them less alike but shifts nothing, so a blurred frame keeps the fix; a knock of
+    the camera shifts them, so it does not."""
     good = 0
+    window = cv2.createHanningWindow((_TEMPLATE, _TEMPLATE), cv2.CV_32F)
     for code, template in fix.templates.items():
         now = _template(grey, fix.corners_px[code])
-        if now is not None and float(now @ template) >= _MATCH:
+        if now is None:
+            continue
+        # Alike at half the scale (a blur's scale), then not shifted at the full one.
+        half = (_TEMPLATE // 2, _TEMPLATE // 2)
+        a = cv2.resize(template, half, interpolation=cv2.INTER_AREA).ravel()
+        b = cv2.resize(now, half, interpolation=cv2.INTER_AREA).ravel()
+        a, b = a - a.mean(), b - b.mean()
+        corr = float(a @ b) / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-9)
+        if corr < _MATCH:
+            continue
+        (dx, dy), _ = cv2.phaseCorrelate(template, now, window)
+        if math.hypot(dx, dy) <= _SHIFT:
             good += 1
     return good

@@ -48,6 +48,7 @@ class BoxView:
     visible: BoolArray  # inside the frame
     in_view: float  # the share of ``inside`` that is in the frame
     outside_u8: npt.NDArray[np.uint8]  # ``outside`` as 0/1, for OpenCV
+    ring_zone: BoolArray  # where the betting circle's printed rings lie
 
     def layout_of(self, u: float, v: float) -> tuple[float, float]:
         """The layout point (mm) at box-image pixel (u, v)."""
@@ -199,6 +200,7 @@ def box_views(cfg: CameraConfig, fix: LayoutFix, frame_size: tuple[int, int]) ->
                 visible,
                 float(visible[inside].mean()) if inside.any() else 0.0,
                 (outside & visible).astype(np.uint8),
+                (dist > r - 14.0) & (dist < r + 5.0) & visible,
             )
         )
     return views

@@ -229,9 +229,21 @@ def learned_section(
         section["focal_px"] = round(float(np.median(learned.focal)), 2)
         section["k1"] = round(float(np.median(learned.k1)), 5)
         section["width"] = learned.width
-    height = cfg.layout.chip_height_mm * float(np.median(heights))
-    if cfg.learned is not None:  # a second run: both runs' stacks count alike
-        height = (height + cfg.learned.chip_height_mm) / 2
+    # The chip height is learned with the lens: without it the pose of each frame is fitted
+    # afresh, and its error would be learned as the chips'.
+    if lens:
+        height = cfg.layout.chip_height_mm * float(np.median(heights))
+    else:
+        height = cfg.layout.chip_height_mm
+    runs = 1
+    if cfg.learned is not None:  # a further run: every run counts alike
+        before = cfg.learned.runs
+        if lens:
+            height = (height + before * cfg.learned.chip_height_mm) / (before + 1)
+        else:
+            height = cfg.learned.chip_height_mm
+        runs = before + 1
+    section["runs"] = runs
     section["chip_height_mm"] = round(height, 3)
     section["white"] = _hex(np.median(np.array(learned.white), axis=0) / 255.0)
     chips = tomlkit.aot()
@@ -241,9 +253,16 @@ def learned_section(
     for value in sorted(set(sides) | set(earlier)):
         chip = tomlkit.table()
         chip["value"] = value
+        chip["runs"] = earlier[value].runs if value in earlier and value not in sides else 1
         if value in sides:
-            chip["face"] = _hex(faces.get(value, sides[value]))
-            chip["side"] = _hex(sides[value])
+            face, side = faces.get(value, sides[value]), sides[value]
+            if value in earlier:  # learned again: this run and the earlier ones count alike
+                w = earlier[value].runs
+                face = (face + w * np.array(earlier[value].face[::-1]) / 255.0) / (w + 1)
+                side = (side + w * np.array(earlier[value].side[::-1]) / 255.0) / (w + 1)
+                chip["runs"] = w + 1
+            chip["face"] = _hex(face)
+            chip["side"] = _hex(side)
         else:
             chip["face"] = "#{:02x}{:02x}{:02x}".format(*earlier[value].face)
             chip["side"] = "#{:02x}{:02x}{:02x}".format(*earlier[value].side)
