@@ -40,6 +40,7 @@ FloatArray = npt.NDArray[np.float64]
 
 _GREY_SAT = 0.1  # chromaticity saturation below which a chip counts as a grey (white, black)
 _MARGIN = 1.2  # how much nearer the best chip must be than the next for full clarity
+_FACE_MARGIN = 0.6  # the same for a top face
 _FIT = 1.5  # a colour this far from every chip is no chip's
 _PRINT_NEAR_MM = 5.0  # print-coloured parts of a chip lie this near its other colours
 _PRINT_STROKE_MM = 7.0  # printing thinner than this is taken away (a chip is 39 mm across)
@@ -414,20 +415,22 @@ class ChipDetector:
             again = _fit_bands(profile, moved, moved[-1] - (rims[-1] - rims[0]), bottom + nudge * step)
             if again is not None and self._band_values(again[1][:n], scale)[0] != values:
                 conf, note = min(conf, 0.3), "the bands read differently when nudged"
-        worst = int(np.argmin(clarity))
-        if clarity[worst] < conf:
-            conf, note = float(clarity[worst]), "a chip's colour is unclear"
         # The top face, clear of the inlay in its middle and of the spots at its rim.
         far = view.rim_row(base, n * chip_h, -1, r_mm)
         near = view.rim_row(base, n * chip_h, +1, r_mm)
         face_px = _face_pixels(refl, uc, (far + near) / 2, (near - far) / 2)
+        face_clarity = 0.0
         if face_px is not None:
             face = np.median(face_px, axis=0)[None] / max(scale, 1e-6)
-            face_values, face_clarity = self._classify(face, side=False)
+            face_values, face_c = self._classify(face, side=False)
+            face_clarity = float(face_c[0])
             if face_values[0] != values[-1]:
                 conf, note = min(conf, 0.2), "top chip's side and face disagree"
-            elif face_clarity[0] < conf:
-                conf, note = float(face_clarity[0]), "the top face's colour is unclear"
+            elif face_clarity < conf:
+                conf, note = face_clarity, "the top face's colour is unclear"
+        worst = float(np.min(clarity))
+        if worst < conf:
+            conf, note = worst, "a chip's colour is unclear"
         return tuple(values), conf, note
 
     def _band_values(self, medians: FloatArray, scale: float) -> tuple[list[int], FloatArray]:
@@ -494,8 +497,11 @@ class ChipDetector:
         order = np.argsort(dists, axis=1)
         rows = np.arange(len(colours))
         best, second = dists[rows, order[:, 0]], dists[rows, order[:, 1]]
+        # A face is a large even patch, a side band a thin strip of two colours: a face
+        # needs less of a lead to be clear.
+        margin = _MARGIN if side else _FACE_MARGIN
         clarity = np.minimum(
-            np.clip((second - best) / _MARGIN, 0.0, 1.0), np.clip((_FIT - best) / 0.5, 0.0, 1.0)
+            np.clip((second - best) / margin, 0.0, 1.0), np.clip((_FIT - best) / 0.5, 0.0, 1.0)
         )
         return [self._values[int(i)] for i in order[:, 0]], clarity
 
