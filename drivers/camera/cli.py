@@ -170,7 +170,7 @@ def _box_dict(r: BoxReading) -> dict[str, Any]:
     out: dict[str, Any] = {
         "amount": str(r.amount),
         "chips": {str(v): n for v, n in r.chips.items()},
-        "confidence": round(float(r.confidence), 3),
+        "confidence": float(r.confidence),
     }
     if r.note:
         out["note"] = r.note

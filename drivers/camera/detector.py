@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 import cv2
 import numpy as np
@@ -42,6 +43,8 @@ _GREY_SAT = 0.1  # chromaticity saturation below which a chip counts as a grey (
 _MARGIN = 1.2  # how much nearer the best chip must be than the next for full clarity
 _FACE_MARGIN = 0.6  # the same for a top face
 _FIT = 1.5  # a colour this far from every chip is no chip's
+_UNCHANGED = 0.05  # largest change of a box's quarter-size image (reflectance) taken as none
+_SHADOW = 0.45  # the deepest shadow on the cloth, against the cloth in the light
 _PRINT_NEAR_MM = 5.0  # print-coloured parts of a chip lie this near its other colours
 _PRINT_STROKE_MM = 7.0  # printing thinner than this is taken away (a chip is 39 mm across)
 _STRAY_MM2 = 120.0  # a thing this large beside the box, where no chip can be, is not nothing
@@ -111,6 +114,9 @@ class ChipDetector:
     _felt: FloatArray = field(init=False, repr=False)
     _print: FloatArray = field(init=False, repr=False)
     _print_c: FloatArray = field(init=False, repr=False)
+    _last: dict[int, tuple[F32Array, BoxReading]] = field(
+        default_factory=dict, init=False, repr=False
+    )
     _survey: tuple[dict[int, int], list[StackSurvey]] | None = field(
         default=None, init=False, repr=False
     )
@@ -157,12 +163,28 @@ class ChipDetector:
         if self._views_for != (id(fix), size):
             self._views = box_views(self.cfg, fix, size)
             self._views_for = (id(fix), size)
+            self._last = {}
         white = printed_white(frame, fix)
         boxes = {}
         for view in self._views:
             patch = cv2.remap(frame, view.maps[0], view.maps[1], cv2.INTER_LINEAR)
-            refl = np.asarray(patch, np.float32) / white.astype(np.float32) * PAPER_WHITE
-            boxes[view.area.box] = self._read_box(refl, view)
+            refl = np.asarray(
+                np.asarray(patch, np.float32) / white.astype(np.float32) * PAPER_WHITE, np.float32
+            )
+            # A box that looks as it did in the last frame (a fixed camera, nothing moved:
+            # the frame-to-frame agreement) reads as it did; any change reads it afresh.
+            thumb = cv2.resize(refl, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
+            last = self._last.get(view.area.box)
+            if (
+                last is not None
+                and self._survey is None
+                and float(np.abs(thumb - last[0]).max()) < _UNCHANGED
+            ):
+                boxes[view.area.box] = last[1]
+                continue
+            reading = self._read_box(refl, view)
+            self._last[view.area.box] = (thumb, reading)
+            boxes[view.area.box] = reading
         return FrameReading(boxes, fix)
 
     def _read_box(self, refl: F32Array, view: BoxView) -> BoxReading:
@@ -176,7 +198,7 @@ class ChipDetector:
         ref = refl[view.felt_ref]
         if len(ref) < 50:
             return unsure("no cloth beside the box in view")
-        felt_obs = np.median(ref, axis=0).astype(np.float64)
+        felt_obs = np.median(ref[:: max(1, len(ref) // 1500)], axis=0).astype(np.float64)
         felt_l = float(_lum(felt_obs))
         if felt_l < 0.01:
             return unsure("too dark to read")
@@ -194,7 +216,7 @@ class ChipDetector:
         # anything well away from that, or darker than a shadow, is something on the cloth.
         # (On a smoothed copy: the sensor's noise, not the light, is what a pixel's own
         # difference from the cloth mostly is in a dim frame.)
-        away, shade = _cloth_distance(cv2.blur(refl, (5, 5)), felt_obs)
+        away, shade = _cloth_distance(np.asarray(cv2.blur(refl, (5, 5)), np.float32), felt_obs)
         # The cloth's own spread (its median: a card or a chip may lie beside the box).
         noise = float(np.median(away[view.felt_ref])) if view.felt_ref.any() else 0.0
         fg = (away > max(0.2 * felt_l, 4.0 * noise, 0.02)) | (shade < 0.25)
@@ -212,10 +234,11 @@ class ChipDetector:
             local = _chroma(np.median(refl[ring], axis=0).astype(np.float64))
             if np.linalg.norm(local - self._print_c) < 0.1:
                 print_c = local
-        printed = (
-            (_segment_distance(chroma.reshape(-1, 3), felt_c, print_c) < 0.04)
-            | (_segment_distance(chroma.reshape(-1, 3), felt_c, self._print_c) < 0.04)
-        ).reshape(fg.shape)
+        printed = np.zeros(fg.shape, bool)  # (only where it matters: off the cloth)
+        near_print = _segment_distance(chroma[fg], felt_c, print_c) < 0.04
+        if print_c is not self._print_c:
+            near_print |= _segment_distance(chroma[fg], felt_c, self._print_c) < 0.04
+        printed[fg] = near_print
         core = cv2.morphologyEx(
             (fg & ~printed).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)
         )
@@ -241,6 +264,7 @@ class ChipDetector:
         # with a sizeable part there: a hand, a sleeve, a paddle (a finger alone is some
         # 16 mm wide). It may hide chips, or be taken for them: the box is unsure until it
         # has gone. Things wholly beside the box (the layout's words, a card) are no matter.
+        fg_u8 = np.asarray(fg_u8, np.uint8)
         if cv2.countNonZero(fg_u8 & view.outside_u8) >= _STRAY_MM2 * view.ppm**2:
             n_all, lab_all = cv2.connectedComponents(fg_u8, connectivity=8)
             counts_out = np.bincount(lab_all[view.outside], minlength=n_all)
@@ -251,7 +275,7 @@ class ChipDetector:
         fg_u8[~view.inside] = 0
         # How far each pixel is from the cloth at any lightness (so a stack's shadow on the
         # cloth is cloth, not a chip's edge), or from the printed ring where it is printed.
-        bgdiff, _ = _cloth_distance(refl, felt_obs)
+        bgdiff, _ = _cloth_distance(refl, felt_obs, darkest=_SHADOW)
         print_obs = self._print * (felt_obs / np.maximum(self._felt, 1e-3))
         on_ring = refl[view.on_line].astype(np.float64)
         bgdiff[view.on_line] = np.minimum(
@@ -276,7 +300,9 @@ class ChipDetector:
                 return unsure("something other than chips in the box")
             for ca, cb in columns:
                 mask = cc == i
-                stack, conf, note = self._read_stack(refl, bgdiff, mask, view, x + ca, x + cb, scale)
+                stack, conf, note = self._read_stack(
+                    refl, bgdiff, mask, view, x + ca, x + cb, scale
+                )
                 if not stack:
                     return unsure(note or "a stack could not be read")
                 stacks.append(stack)
@@ -363,8 +389,10 @@ class ChipDetector:
             n, off = known, 0.0
         if off > 0.3:
             low, high = max(1, math.floor(exact)), min(lay.max_stack, math.ceil(exact))
-            steps = {c: _face_step(profile, view.rim_row(base, c * chip_h, +1, r_mm), step)
-                     for c in {low, high}}
+            steps = {
+                c: _face_step(profile, view.rim_row(base, c * chip_h, +1, r_mm), step)
+                for c in {low, high}
+            }
             n = max(steps, key=lambda c: steps[c])
             lead = abs(steps[high] - steps[low]) / max(max(steps.values()), 1e-6)
             c_count = 0.85 * float(np.clip((lead - 0.3) / 0.3, 0.0, 1.0))
@@ -412,7 +440,9 @@ class ChipDetector:
         # down: a reading that holds only where the rims happen to fall is not a reading.
         for nudge in (-0.33, 0.33):
             moved = [r + nudge * step for r in rims]
-            again = _fit_bands(profile, moved, moved[-1] - (rims[-1] - rims[0]), bottom + nudge * step)
+            again = _fit_bands(
+                profile, moved, moved[-1] - (rims[-1] - rims[0]), bottom + nudge * step
+            )
             if again is not None and self._band_values(again[1][:n], scale)[0] != values:
                 conf, note = min(conf, 0.3), "the bands read differently when nudged"
         # The top face, clear of the inlay in its middle and of the spots at its rim.
@@ -522,15 +552,18 @@ def printed_white(frame: U8Array, fix: LayoutFix) -> FloatArray:
         samples.append(np.median(crop[grey >= cut], axis=0).astype(np.float64))
     if not samples:
         return np.array([235.0, 235.0, 235.0])
-    return np.maximum(np.median(np.array(samples), axis=0), 8.0)
+    return np.asarray(np.maximum(np.median(np.array(samples), axis=0), 8.0), np.float64)
 
 
-def _cloth_distance(image: F32Array, felt: FloatArray) -> tuple[F32Array, F32Array]:
-    """Per pixel: how far its colour is from the cloth's, lit more or less (a * felt,
-    a >= 0), and that lightness ``a`` (a shadow: below 1)."""
+def _cloth_distance(
+    image: F32Array, felt: FloatArray, darkest: float = 0.0
+) -> tuple[F32Array, F32Array]:
+    """Per pixel: how far its colour is from the cloth's, lit more or less (a * felt, with
+    a at least ``darkest``: a shadow deeper than that is no longer the cloth's colour, as a
+    black chip is not), and that lightness ``a`` (a shadow: below 1)."""
     f = np.asarray(felt, np.float64)
     a = cv2.transform(image, (f / max(float(f @ f), 1e-9))[None].astype(np.float32))
-    a = np.maximum(a, 0.0)
+    a = np.maximum(a, darkest)
     nearest = a[..., None] * f.astype(np.float32)
     diff = image - nearest
     away = np.sqrt((diff * diff).sum(axis=-1))
@@ -540,10 +573,16 @@ def _cloth_distance(image: F32Array, felt: FloatArray) -> tuple[F32Array, F32Arr
 def _distance(image: F32Array, colour: F32Array) -> F32Array:
     """Euclidean distance of each pixel of a 3-channel float image from ``colour``."""
     d = cv2.subtract(image, np.array([*colour.tolist(), 0.0], np.float64))
-    return np.asarray(cv2.sqrt(cv2.transform(cv2.multiply(d, d), np.ones((1, 3), np.float32))), np.float32)
+    return np.asarray(
+        cv2.sqrt(cv2.transform(cv2.multiply(d, d), np.ones((1, 3), np.float32))), np.float32
+    )
 
 
-def _segment_distance(points: FloatArray, a: FloatArray, b: FloatArray) -> F32Array:
+def _segment_distance(
+    points: npt.NDArray[np.floating[Any]],
+    a: npt.NDArray[np.floating[Any]],
+    b: npt.NDArray[np.floating[Any]],
+) -> F32Array:
     """Distance of each point (N x 3) from the segment a-b."""
     pts = np.asarray(points, np.float32).reshape(-1, 1, 3)
     ab = np.asarray(b - a, np.float64)
@@ -557,7 +596,13 @@ def _segment_distance(points: FloatArray, a: FloatArray, b: FloatArray) -> F32Ar
     return np.asarray(np.sqrt(np.einsum("ij,ij->i", d, d)), np.float32)
 
 
-def _crossing(profile: FloatArray, start: int, direction: int, reach: int = 20) -> float:
+def _crossing(
+    profile: npt.NDArray[np.floating[Any]],
+    start: int,
+    direction: int,
+    reach: int = 20,
+    quantile: float = 75,
+) -> float:
     """Sub-pixel row of the edge nearest ``start`` where ``profile`` (a difference from the
     cloth) is half way between the chip's, inside, and the cloth's, beyond it in
     ``direction``."""
@@ -566,7 +611,7 @@ def _crossing(profile: FloatArray, start: int, direction: int, reach: int = 20) 
     # quartile inside (seams and spots pull the median down), the cloth's the median beyond.
     back = [start - direction * j for j in range(2, reach + 1) if 0 <= start - direction * j < n]
     beyond = [start + direction * j for j in range(4, 11) if 0 <= start + direction * j < n]
-    inside = float(np.percentile(profile[back], 75)) if back else float(profile[start])
+    inside = float(np.percentile(profile[back], quantile)) if back else float(profile[start])
     outside = float(np.median(profile[beyond])) if beyond else 0.0
     level = (inside + outside) / 2
     # From just beyond the edge, inwards to the first row above the level.
@@ -613,8 +658,9 @@ def _fit_bands(
 ) -> tuple[float, FloatArray, float] | None:
     """Fit the row profile (rows x 3) of a stack as: cloth below ``bottom``, one flat colour
     per band between consecutive ``rims`` (bottom chip first), the top face above (whose
-    ``far_rim`` must lie above its near one), all blurred alike. Returns the least residual per row over
-    the blur widths tried, the bands' colours (bottom first) and that blur width."""
+    ``far_rim`` must lie above its near one), all blurred alike. Returns the least residual
+    per row over the blur widths tried, the bands' colours (bottom first, then their plain
+    means) and that blur width."""
     n = len(rims) - 1
     # The window reaches a little way into the face: the whole face, with its inlay and
     # spots, would be a part no flat colour fits, and more bands would fit it better.
@@ -639,7 +685,11 @@ def _fit_bands(
         radius = max(1, math.ceil(3 * sigma))
         a = np.asarray(
             cv2.GaussianBlur(
-                overlap, (1, 2 * radius + 1), sigmaX=0, sigmaY=sigma, borderType=cv2.BORDER_REPLICATE
+                overlap,
+                (1, 2 * radius + 1),
+                sigmaX=0,
+                sigmaY=sigma,
+                borderType=cv2.BORDER_REPLICATE,
             ),
             np.float64,
         )

@@ -92,7 +92,11 @@ def _grey(frame: U8Array) -> U8Array:
 def _sharpened(grey: U8Array, scale: float) -> U8Array:
     """The image enlarged ``scale`` times and sharpened (soft focus, motion blur, codes a
     few pixels a module)."""
-    big = grey if scale == 1 else cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+    big = (
+        grey
+        if scale == 1
+        else cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+    )
     soft = cv2.GaussianBlur(big, (0, 0), 1.5 * scale)
     return np.asarray(cv2.addWeighted(big, 2.0, soft, -1.0, 0), np.uint8)
 
@@ -154,7 +158,10 @@ def locate_layout(frame: U8Array, cfg: CameraConfig) -> FiducialSearch:
         # One code read in the wrong place (a reflection, a code stuck on top): leave out the
         # one whose absence fits the rest best.
         trials = [
-            ([c for c in codes if c != drop], _fit([c for c in codes if c != drop], corners_px, by_code))
+            (
+                [c for c in codes if c != drop],
+                _fit([c for c in codes if c != drop], corners_px, by_code),
+            )
             for drop in codes
         ]
         trials = [(c, f) for c, f in trials if f is not None]
@@ -191,18 +198,17 @@ def _fit(
     h, _ = cv2.findHomography(src, dst, 0)
     if h is None or abs(float(np.linalg.det(h))) < 1e-12:
         return None
-    h = np.asarray(h, np.float64)
-    back = cv2.perspectiveTransform(dst.reshape(-1, 1, 2), np.linalg.inv(h)).reshape(-1, 2)
-    return h, float(np.max(np.linalg.norm(back - src, axis=1)))
+    hom = np.asarray(h, np.float64)
+    back = cv2.perspectiveTransform(dst.reshape(-1, 1, 2), np.linalg.inv(hom)).reshape(-1, 2)
+    return hom, float(np.max(np.linalg.norm(back - src, axis=1)))
 
 
-def _camera_error_mm(
-    camera: CameraModel, src: FloatArray, dst: FloatArray, h: FloatArray
-) -> float:
+def _camera_error_mm(camera: CameraModel, src: FloatArray, dst: FloatArray, h: FloatArray) -> float:
     """The camera fit's worst corner error, in layout mm (pixels over the local scale)."""
     xyz = np.column_stack([src, np.zeros(len(src))])
     err_px = np.linalg.norm(camera.project(xyz) - dst, axis=1)
-    ahead = cv2.perspectiveTransform((src + [1.0, 0.0]).reshape(-1, 1, 2), h).reshape(-1, 2)
+    step = (src + np.array([1.0, 0.0])).reshape(-1, 1, 2)
+    ahead = cv2.perspectiveTransform(step, h).reshape(-1, 2)
     here = cv2.perspectiveTransform(src.reshape(-1, 1, 2), h).reshape(-1, 2)
     px_per_mm = np.maximum(np.linalg.norm(ahead - here, axis=1), 1e-6)
     return float(np.max(err_px / px_per_mm))
@@ -211,9 +217,9 @@ def _camera_error_mm(
 def _template(grey: U8Array, corners: FloatArray) -> F32Array | None:
     """The code's area resampled to ``_TEMPLATE`` samples a side (smoothed to that scale)."""
     side = float(np.mean(np.linalg.norm(np.roll(corners, -1, axis=0) - corners, axis=1)))
-    target = np.array(
-        [[0, 0], [0, _TEMPLATE], [_TEMPLATE, _TEMPLATE], [_TEMPLATE, 0]], np.float32
-    ) - 0.5
+    target = (
+        np.array([[0, 0], [0, _TEMPLATE], [_TEMPLATE, _TEMPLATE], [_TEMPLATE, 0]], np.float32) - 0.5
+    )
     m = cv2.getPerspectiveTransform(corners.astype(np.float32), target)
     sigma = max(0.0, 0.5 * side / _TEMPLATE - 0.5)
     x0, y0 = np.floor(corners.min(axis=0)).astype(int) - 8
@@ -223,7 +229,7 @@ def _template(grey: U8Array, corners: FloatArray) -> F32Array | None:
         return None
     crop = grey[y0:y1, x0:x1].astype(np.float32)
     if sigma > 0.3:
-        crop = cv2.GaussianBlur(crop, (0, 0), sigma)
+        crop = np.asarray(cv2.GaussianBlur(crop, (0, 0), sigma), np.float32)
     shift = np.array([[1, 0, x0], [0, 1, y0], [0, 0, 1]], np.float64)
     warped = np.asarray(
         cv2.warpPerspective(crop, m @ shift, (_TEMPLATE, _TEMPLATE), flags=cv2.INTER_LINEAR),

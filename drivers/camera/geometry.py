@@ -105,7 +105,11 @@ def box_views(cfg: CameraConfig, fix: LayoutFix, frame_size: tuple[int, int]) ->
         fx, fy, height = fix.camera.centre
     else:
         far, tilt = 1500.0, math.radians(55)
-        fx, fy, height = lay.width_mm / 2, lay.height_mm + far * math.sin(tilt), far * math.cos(tilt)
+        fx, fy, height = (
+            lay.width_mm / 2,
+            lay.height_mm + far * math.sin(tilt),
+            far * math.cos(tilt),
+        )
     top = lay.max_stack * lay.chip_height_mm
     r_chip = lay.chip_diameter_mm / 2
     views = []

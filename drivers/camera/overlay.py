@@ -58,14 +58,19 @@ def draw_overlay(
         top = lay.max_stack * lay.chip_height_mm
         face = np.array(
             [
-                (cx + lay.chip_diameter_mm / 2 * math.cos(t), cy + lay.chip_diameter_mm / 2 * math.sin(t))
+                (
+                    cx + lay.chip_diameter_mm / 2 * math.cos(t),
+                    cy + lay.chip_diameter_mm / 2 * math.sin(t),
+                )
                 for t in np.linspace(0, 2 * math.pi, 32, endpoint=False)
             ]
         )
         cv2.polylines(
             img, [np.round(fix.to_image(face, top)).astype(np.int32)], True, colour, 1, cv2.LINE_AA
         )
-        axis = np.vstack([fix.to_image(np.array([[cx, cy]])), fix.to_image(np.array([[cx, cy]]), top)])
+        axis = np.vstack(
+            [fix.to_image(np.array([[cx, cy]])), fix.to_image(np.array([[cx, cy]]), top)]
+        )
         cv2.polylines(img, [np.round(axis).astype(np.int32)], False, colour, 1, cv2.LINE_AA)
         anchor = fix.to_image(np.array([[cx - area.radius_mm, cy + area.radius_mm + 14]]))[0]
         x, y = int(anchor[0]), int(anchor[1])

@@ -118,11 +118,13 @@ def fit_camera(
     matrix = np.array([[f0, 0, (w - 1) / 2], [0, f0, (h - 1) / 2], [0, 0, 1]], np.float64)
     dist = np.array([k1, 0, 0, 0, 0], np.float64)
     try:
-        rms, matrix, dist, rvecs, tvecs = cv2.calibrateCamera(
+        rms, fitted, coeffs, rvecs, tvecs = cv2.calibrateCamera(
             [obj], [img], (w, h), matrix, dist, flags=flags
         )
     except cv2.error:
         return None
+    matrix = np.asarray(fitted, np.float64)
+    dist = np.asarray(coeffs, np.float64)
     f = float(matrix[0, 0])
     if not (0.2 * w < f < 8 * w) or not math.isfinite(float(rms)):
         return None

@@ -50,7 +50,8 @@ def read_qr(grey: U8Array) -> list[QRSymbol]:
         try:
             zbar.zbar_image_set_format(img, _GREY)
             zbar.zbar_image_set_size(img, w, h)
-            zbar.zbar_image_set_data(img, ctypes.cast(data, ctypes.c_void_p), len(data), None)
+            buffer = ctypes.c_char_p(data)
+            zbar.zbar_image_set_data(img, ctypes.cast(buffer, ctypes.c_void_p), len(data), None)
             if zbar.zbar_scan_image(scanner, img) < 0:
                 raise RuntimeError("zbar: unsupported image format")
             symbol = zbar.zbar_image_first_symbol(img)
@@ -61,7 +62,10 @@ def read_qr(grey: U8Array) -> list[QRSymbol]:
                 )
                 if n == 4:
                     pts = [
-                        (zbar.zbar_symbol_get_loc_x(symbol, i), zbar.zbar_symbol_get_loc_y(symbol, i))
+                        (
+                            zbar.zbar_symbol_get_loc_x(symbol, i),
+                            zbar.zbar_symbol_get_loc_y(symbol, i),
+                        )
                         for i in range(4)
                     ]
                     corners = np.array(pts, np.float64)

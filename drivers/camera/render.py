@@ -40,6 +40,10 @@ def _bgr(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
     return (rgb[2], rgb[1], rgb[0])
 
 
+def _shade(colour: npt.NDArray[np.float64], k: float) -> tuple[int, int, int]:
+    return (int(colour[0] * k), int(colour[1] * k), int(colour[2] * k))
+
+
 @dataclass(frozen=True)
 class Hand:
     """A hand over the layout: palm centre (mm), the direction the fingers point, skin tone."""
@@ -266,7 +270,12 @@ class LayoutRenderer:
         return img, hand_mask
 
     def _disc(
-        self, img: U8Array, shot: Shot, centre: tuple[float, float], z: float, r_mm: float,
+        self,
+        img: U8Array,
+        shot: Shot,
+        centre: tuple[float, float],
+        z: float,
+        r_mm: float,
         colour: tuple[int, int, int],
     ) -> tuple[float, float, float]:
         x, y = shot.on_cloth(centre[0], centre[1], z)
@@ -286,8 +295,8 @@ class LayoutRenderer:
         for i, value in enumerate(stack.chips):
             rgb = self.cfg.chip_by_value(value).colour
             face = np.array(_bgr(rgb), np.float64)
-            side = tuple(int(c) for c in face * 0.82)
-            seam = tuple(int(c) for c in face * 0.45)
+            side = _shade(face, 0.82)
+            seam = _shade(face, 0.45)
             insert = (235, 235, 235) if sum(rgb) < 600 else (70, 70, 150)
             centre = (bx + jit[i], by)
             self._disc(img, shot, centre, i * h, r_mm, seam)
@@ -298,7 +307,12 @@ class LayoutRenderer:
             while u < r_mm - 3:
                 a = toward + math.asin(u / r_mm)
                 quad = []
-                for du, z in ((-1.25, i * h + 0.3), (1.25, i * h + 0.3), (1.25, (i + 1) * h - 0.3), (-1.25, (i + 1) * h - 0.3)):
+                for du, z in (
+                    (-1.25, i * h + 0.3),
+                    (1.25, i * h + 0.3),
+                    (1.25, (i + 1) * h - 0.3),
+                    (-1.25, (i + 1) * h - 0.3),
+                ):
                     ang = a + du / r_mm
                     px, py = shot.on_cloth(
                         centre[0] + r_mm * math.cos(ang), centre[1] + r_mm * math.sin(ang), z
@@ -310,8 +324,8 @@ class LayoutRenderer:
         top_value = stack.chips[-1]
         rgb = self.cfg.chip_by_value(top_value).colour
         face_t = _bgr(rgb)
-        seam_t = tuple(int(c * 0.45) for c in face_t)
-        ring = tuple(int(c * 0.8) for c in face_t)
+        seam_t = _shade(np.array(face_t, np.float64), 0.45)
+        ring = _shade(np.array(face_t, np.float64), 0.8)
         insert = (235, 235, 235) if sum(rgb) < 600 else (70, 70, 150)
         centre = (bx + jit[-1], by)
         self._disc(img, shot, centre, n * h, r_mm, seam_t)
@@ -442,9 +456,9 @@ def random_shot(
                 lo = mid
         shot = replace(shot, distance_mm=hi * float(rng.uniform(1.0, 1.08)))
         proj = shot.project(pts)
-        if (proj[:, 0] > 2).all() and (proj[:, 0] < w - 2).all() and (proj[:, 1] > 2).all():
-            if (proj[:, 1] < h - 2).all():
-                break
+        inside = (proj > 2).all() and (proj[:, 0] < w - 2).all() and (proj[:, 1] < h - 2).all()
+        if inside:
+            break
     return shot
 
 

@@ -128,8 +128,9 @@ def _frames(folder: Path, boxes: set[int]) -> Iterator[tuple[Truth, U8Array | No
             except (OSError, ValueError) as err:
                 raise TruthError(f"{truth_path}: cannot read it as JSON: {err}") from None
             frame = cv2.imread(str(path), cv2.IMREAD_COLOR)
-            yield _truth(data, str(path), boxes), (
-                None if frame is None else np.asarray(frame, np.uint8)
+            yield (
+                _truth(data, str(path), boxes),
+                (None if frame is None else np.asarray(frame, np.uint8)),
             )
         elif path.suffix == ".jsonl" and not path.with_suffix(".json").exists():
             videos = [p for p in entries if p.stem == path.stem and p.suffix.lower() in _VIDEO]
@@ -145,8 +146,9 @@ def _frames(folder: Path, boxes: set[int]) -> Iterator[tuple[Truth, U8Array | No
                     except ValueError as err:
                         raise TruthError(f"{where}: not JSON: {err}") from None
                     ok, frame = cap.read()
-                    yield _truth(data, f"{videos[0]}#{i}", boxes), (
-                        np.asarray(frame, np.uint8) if ok else None
+                    yield (
+                        _truth(data, f"{videos[0]}#{i}", boxes),
+                        (np.asarray(frame, np.uint8) if ok else None),
                     )
             finally:
                 cap.release()
