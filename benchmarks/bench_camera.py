@@ -46,8 +46,8 @@ from drivers.camera.score import TierScore, format_scores, score_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "config" / "table.example.toml"
-OWN_SEED = 4_000_417  # held apart: this benchmark only
-OWN_SEED_1080 = 4_000_418
+OWN_SEED = 4_000_517  # held apart: this benchmark only
+OWN_SEED_1080 = 4_000_518
 SEQUENCE_SEED = 4_100_000  # + sequence number
 TIERS = ("mild", "medium", "hard", "overhead")
 EVAL_SEED, EVAL_SEED_1080 = 100, 102
@@ -109,10 +109,12 @@ def own_renderer(cfg: CameraConfig, work: Path, args: argparse.Namespace) -> Non
         _print_scores(
             f"own renderer, {count} stills at {size[0]}x{size[1]} (seed {seed})", tiers, cfg
         )
-        frames = [f.image for f in render_sequence(cfg, 8, seed + 7, size=size)]
-        fps, ref = fixed_camera_fps(cfg, frames, args.speed_frames)
+        # A fixed camera's video: fresh noise every frame, a hand passing every 25 frames, a
+        # box's chips changed every 40.
+        video = [f.image for f in render_sequence(cfg, args.speed_frames, seed + 7, size=size)]
+        fps, ref = fixed_camera_fps(cfg, video, len(video))
         print(
-            f"  fixed camera, one core: {fps:.1f} frames/s at {size[0]}x{size[1]} "
+            f"  fixed camera video, one core: {fps:.1f} frames/s at {size[0]}x{size[1]} "
             f"(reference workload {ref:.2f} ms in this run)"
         )
 
@@ -237,10 +239,15 @@ def independent_renderer(work: Path, args: argparse.Namespace) -> None:
                 continue
             images = sorted(p for p in folder.iterdir() if p.suffix in (".png", ".jpg"))[:8]
             frames = [np.asarray(cv2.imread(str(p)), np.uint8) for p in images]
-            fps, ref = fixed_camera_fps(cfg, frames, args.speed_frames)
             h, w = frames[0].shape[:2]
+            # Its frames are stills: one shown again and again (a table where nothing moves:
+            # each box read once, then checked), and all in turn (every frame a new scene,
+            # every box read afresh: the worst case).
+            still, ref = fixed_camera_fps(cfg, frames[:1], args.speed_frames)
+            changing, _ = fixed_camera_fps(cfg, frames, args.speed_frames)
             print(
-                f"  fixed camera, one core, {name}: {fps:.1f} frames/s at {w}x{h} "
+                f"  one core, {name}, {w}x{h}: {still:.1f} frames/s on a still scene, "
+                f"{changing:.1f} with every frame a new scene "
                 f"(reference workload {ref:.2f} ms in this run)"
             )
 
@@ -259,7 +266,7 @@ def main() -> None:
     )
     parser.add_argument("--own-frames", type=int, default=60, help="own renderer's stills")
     parser.add_argument("--sequences", type=int, default=4, help="150-frame sequences")
-    parser.add_argument("--speed-frames", type=int, default=90, help="frames timed")
+    parser.add_argument("--speed-frames", type=int, default=120, help="frames timed")
     args = parser.parse_args()
     cv2.setNumThreads(1)
     if hasattr(os, "sched_setaffinity"):
