@@ -181,3 +181,17 @@ def test_a_wrong_chip_height_is_not_read_as_a_confident_count(tmp_path: Path) ->
     frame = _shoot(right, Scene(stacks), _look(right, 11))
     assert all(a == 350 and c >= 0.8 for a, c in _amounts(right, frame).values())
     assert not any(a == 350 and c >= 0.8 for a, c in _amounts(wrong, frame).values())
+
+
+def test_a_box_of_nothing_but_even_cloth_reads_empty_and_sure(cfg: CameraConfig) -> None:
+    # Not a pixel off the cloth's colour (once a crash: the print test on no pixels at all).
+    frame = _shoot(cfg, Scene({a.box: () for a in cfg.boxes}), _look(cfg, 12))
+    fix = locate_layout(frame, cfg).fix
+    assert fix is not None
+    detector = ChipDetector(cfg)
+    detector.read(frame, fix)
+    view = detector._views[0]
+    felt = np.array(cfg.layout.felt[::-1], np.float32) / 255.0
+    cloth = np.broadcast_to(felt, (*view.inside.shape, 3)).astype(np.float32).copy()
+    reading = detector._read_box(cloth, view)
+    assert (reading.amount, reading.stacks, reading.confidence) == (0, (), 1.0)

@@ -43,7 +43,7 @@ _GREY_SAT = 0.1  # chromaticity saturation below which a chip counts as a grey (
 _MARGIN = 1.2  # how much nearer the best chip must be than the next for full clarity
 _FACE_MARGIN = 0.6  # the same for a top face
 _FIT = 1.5  # a colour this far from every chip is no chip's
-_UNCHANGED = 0.05  # largest change of a box's quarter-size image (reflectance) taken as none
+_UNCHANGED = 0.05  # largest change of a box's eighth-size image (reflectance) taken as none
 _SHADOW = 0.45  # the deepest shadow on the cloth, against the cloth in the light
 _PRINT_NEAR_MM = 5.0  # print-coloured parts of a chip lie this near its other colours
 _PRINT_STROKE_MM = 7.0  # printing thinner than this is taken away (a chip is 39 mm across)
@@ -173,7 +173,9 @@ class ChipDetector:
             )
             # A box that looks as it did in the last frame (a fixed camera, nothing moved:
             # the frame-to-frame agreement) reads as it did; any change reads it afresh.
-            thumb = cv2.resize(refl, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
+            thumb = np.asarray(
+                cv2.resize(refl, None, fx=0.125, fy=0.125, interpolation=cv2.INTER_AREA), np.float32
+            )
             last = self._last.get(view.area.box)
             if (
                 last is not None
@@ -585,6 +587,8 @@ def _segment_distance(
 ) -> F32Array:
     """Distance of each point (N x 3) from the segment a-b."""
     pts = np.asarray(points, np.float32).reshape(-1, 1, 3)
+    if len(pts) == 0:
+        return np.zeros(0, np.float32)
     ab = np.asarray(b - a, np.float64)
     length2 = max(float(ab @ ab), 1e-12)
     t = cv2.transform(pts, (ab / length2)[None]).reshape(-1) - np.float32(
