@@ -1,16 +1,25 @@
-"""Chip camera benchmark: accuracy, false change alarms and speed on rendered frames.
+"""Chip camera benchmark: both renderers in one run, per tier, and speed on one core.
 
-The frames are rendered with seeds used nowhere else: not in tuning the detector, not in the
-tests. Run:  .venv/bin/python benchmarks/bench_camera.py [--frames 500] [--sequences 8]
+    .venv/bin/python benchmarks/bench_camera.py [--eval DIR] [--eval-config FILE]
+        [--own-frames 60] [--sequences 4] [--speed-frames 90]
 
-Figures printed:
-- exact-wager accuracy per box: boxes whose amount and chips were read exactly, out of the
-  boxes no hand covered (aim >= 99%); also how many were read wrong *with* confidence (the
-  ones that would reach the engine) and how many were marked unsure;
-- false change alarms per 1,000 stable frames: over fixed-camera sequences with hands passing
-  and wagers changed, wager_seen events that do not match a real change (aim 0);
-- frames per second at 1280x720 on one core: the whole per-frame pipeline (frame check,
-  fiducial check, box reading, stability), fiducial searches included (aim >= 30).
+Figures printed, per renderer and tier (``floorctl chips score``'s): exact box totals (boxes
+clear of hands read right with at least the operating confidence), confident misreads (any
+box, under a hand or not, read wrong at or above it), unsure boxes, fiducial failures.
+Then, for a fixed camera (the table as it runs: each frame checked against the last fix, a
+fiducial search every ``relocate_every`` frames), frames a second at 1280x720 and 1920x1080
+on one core, with the time of a fixed reference workload measured in the same run (so that
+figures from a loaded machine can be judged); and false change alarms over rendered
+sequences with hands passing.
+
+- Own renderer (``floorctl chips render``): rendered here with seeds used nowhere else.
+- Independent renderer (``floorctl chips scene``, written separately from camera physics):
+  ``--eval DIR`` holds its frames as ``DIR/720/<tier>/`` and ``DIR/1080/<tier>/``, made with
+  seeds 100 and above (never used in tuning); without it they are rendered here with
+  ``floorctl chips scene`` (seed 100 at 1280x720, seed 102 at 1920x1080). ``--learn-from``
+  (folders of tuning-seed frames, seeds below 100) first learns a config the way a
+  technician would (``floorctl calibrate --learn``) and adds rows read with it beside the
+  config as given; ``--eval-config`` names such a config instead.
 """
 
 from __future__ import annotations
@@ -18,21 +27,30 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import cv2
+import numpy as np
 import structlog
 
-from drivers.camera.config import load_camera_config
+from drivers.camera.config import CameraConfig, load_camera_config
 from drivers.camera.detector import ChipDetector, U8Array
-from drivers.camera.fiducials import locate_layout
+from drivers.camera.fiducials import LayoutFix, locate_layout, verify_fix
 from drivers.camera.monitor import CameraMonitor
-from drivers.camera.render import RenderedFrame, render_frames, render_sequence
+from drivers.camera.render import render_frames, render_sequence, write_rendered
+from drivers.camera.score import TierScore, format_scores, score_folder
 
-CONFIG = Path(__file__).resolve().parent.parent / "config" / "table.example.toml"
-STILLS_SEED = 4_000_417  # held apart: used by this benchmark only
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "config" / "table.example.toml"
+OWN_SEED = 4_000_517  # held apart: this benchmark only
+OWN_SEED_1080 = 4_000_518
 SEQUENCE_SEED = 4_100_000  # + sequence number
+TIERS = ("mild", "medium", "hard", "overhead")
+EVAL_SEED, EVAL_SEED_1080 = 100, 102
 
 
 class _Frames:
@@ -48,118 +66,222 @@ class _Frames:
         pass
 
 
+def _reference_ms(frame: U8Array) -> float:
+    """A fixed workload to measure this machine by: grey conversion and a blur of a frame."""
+    t0 = time.perf_counter()
+    for _ in range(20):
+        cv2.GaussianBlur(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), (0, 0), 2.0)
+    return 1000 * (time.perf_counter() - t0) / 20
+
+
+def fixed_camera_fps(cfg: CameraConfig, frames: list[U8Array], count: int) -> tuple[float, float]:
+    """(frames a second, ms of the reference workload) for a fixed camera showing ``frames``
+    in turn: per frame the fix check and the detector, a full search every relocate_every."""
+    detector = ChipDetector(cfg)
+    fix: LayoutFix | None = None
+    since = 0
+    t0 = time.perf_counter()
+    for i in range(count):
+        frame = frames[i % len(frames)]
+        grey = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), np.uint8)
+        if fix is None or since >= cfg.relocate_every or verify_fix(grey, fix, cfg) < 2:
+            found = locate_layout(grey, cfg).fix
+            fix, since = (found or fix), 0
+        since += 1
+        if fix is not None:
+            detector.read(frame, fix)
+    seconds = time.perf_counter() - t0
+    return count / seconds, _reference_ms(frames[0])
+
+
+def _print_scores(title: str, tiers: dict[str, TierScore], cfg: CameraConfig) -> None:
+    print(f"\n{title}")
+    print(format_scores(tiers, cfg.min_confidence))
+
+
+def own_renderer(cfg: CameraConfig, work: Path, args: argparse.Namespace) -> None:
+    for size, seed in (((1280, 720), OWN_SEED), ((1920, 1080), OWN_SEED_1080)):
+        out = work / f"own-{size[0]}"
+        count = args.own_frames if size[0] == 1280 else max(10, args.own_frames // 3)
+        write_rendered(render_frames(cfg, count, seed, hand_prob=0.2, size=size), out, seed=seed)
+        tiers = score_folder(out, cfg)
+        tiers = {f"own-{size[1]}p": t for t in tiers.values()}
+        _print_scores(
+            f"own renderer, {count} stills at {size[0]}x{size[1]} (seed {seed})", tiers, cfg
+        )
+        # A fixed camera's video: fresh noise every frame, a hand passing every 25 frames, a
+        # box's chips changed every 40.
+        video = [f.image for f in render_sequence(cfg, args.speed_frames, seed + 7, size=size)]
+        fps, ref = fixed_camera_fps(cfg, video, len(video))
+        print(
+            f"  fixed camera video, one core: {fps:.1f} frames/s at {size[0]}x{size[1]} "
+            f"(reference workload {ref:.2f} ms in this run)"
+        )
+
+
+def false_alarms(cfg: CameraConfig, sequences: int) -> None:
+    k = cfg.stable_frames
+    stable_frames = alarms = real = reported = 0
+    for s in range(sequences):
+        frames = list(render_sequence(cfg, 150, SEQUENCE_SEED + s, change_every=50))
+        monitor = CameraMonitor(cfg, _Frames([f.image for f in frames]))
+        stable: dict[int, str] = {}
+        for i, frame in enumerate(frames):
+            events = monitor.step()
+            truth = {b: str(a) for b, (a, _) in frame.scene.wagers().items()}
+            window = frames[max(0, i - k - 2) : i + 1]
+            if i >= k and all(
+                {b: str(a) for b, (a, _) in f.scene.wagers().items()} == truth for f in window
+            ):
+                stable_frames += 1
+            for event in events:
+                box, amount = event["box"], event["amount"]
+                if amount != truth[box]:
+                    alarms += 1
+                elif box in stable:
+                    reported += 1
+                stable[box] = amount
+            if i:
+                before = frames[i - 1].scene.wagers()
+                real += sum(1 for b, w in frame.scene.wagers().items() if before[b][0] != w[0])
+    print(
+        f"\nown renderer, {sequences} x 150-frame sequences (seeds {SEQUENCE_SEED}+), hands "
+        f"passing every 25 frames, a box changed every 50: {alarms} false change alarms in "
+        f"{stable_frames} stable frames; {reported} of {real} real changes reported"
+    )
+
+
+def _render_eval(cfg_path: Path, out: Path) -> bool:
+    for size, seed, count in (("1280x720", EVAL_SEED, 40), ("1920x1080", EVAL_SEED_1080, 10)):
+        for tier in TIERS:
+            where = out / size.split("x")[1] / tier
+            cmd = [
+                sys.executable, "-m", "controller.cli", "chips", "scene", "--config",
+                str(cfg_path), "--tier", tier, "--seed", str(seed), "--count", str(count),
+                "--size", size, "--out", str(where),
+            ]  # fmt: skip
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                print(f"  cannot render the independent set: {done.stderr.strip()[-300:]}")
+                return False
+    return True
+
+
+def learn_from_tuning(folders: list[Path], work: Path, per_chip: int = 4) -> Path | None:
+    """A technician's calibration on tuning-seed frames: for each denomination, a few frames
+    holding a single stack of it of known height (the truth file says what was placed),
+    learned with ``floorctl calibrate --learn --no-lens --place`` run after run (the lens is
+    not learned: the independent set's camera changes from session to session)."""
+    import json
+
+    from controller.cli import main as floorctl
+
+    cfg = load_camera_config(CONFIG)
+    wanted = {c.value: 0 for c in cfg.chips}
+    runs: list[tuple[Path, str]] = []
+    for folder in folders:
+        for truth_path in sorted(folder.glob("*.json")):
+            truth = json.loads(truth_path.read_text())
+            place: dict[int, tuple[int, int]] = {}
+            for box, entry in truth["boxes"].items():
+                stacks = entry["stacks"]
+                if int(box) in truth.get("occluded", []) or len(stacks) != 1:
+                    continue
+                stack = stacks[0]
+                value = stack[0]
+                uniform = len(set(stack)) == 1 and 2 <= len(stack) <= 15
+                taken = value in (v for v, _ in place.values())
+                if uniform and wanted[value] < per_chip and not taken:
+                    place[int(box)] = (value, len(stack))
+            if place:
+                for value, _ in place.values():
+                    wanted[value] += 1
+                spec = ",".join(f"{b}:{v}x{n}" for b, (v, n) in place.items())
+                runs.append((folder / truth["frame"], spec))
+    current = CONFIG
+    for i, (image, spec) in enumerate(runs):
+        out = work / f"learned-{i}.toml"
+        args = ["calibrate", "--learn", "--no-lens", "--config", str(current), "--source"]
+        args += [str(image), "--place", spec, "--out", str(work / "overlay.png")]
+        args += ["--write", str(out), "--force"]
+        if floorctl(args) == 0:
+            current = out
+    print(f"learned from {len(runs)} tuning frames ({wanted} stacks per chip): {current}")
+    return current if current != CONFIG else None
+
+
+def independent_renderer(work: Path, args: argparse.Namespace) -> None:
+    root = args.eval
+    if root is None:
+        root = work / "eval"
+        print(f"\nrendering the independent set with floorctl chips scene into {root} ...")
+        if not _render_eval(CONFIG, root):
+            return
+    configs = [("config as given", load_camera_config(CONFIG))]
+    learned = args.eval_config
+    if learned is None and args.learn_from:
+        print("\nthe technician's calibration, on the tuning seeds' frames:")
+        learned = learn_from_tuning(args.learn_from, work)
+    if learned is not None:
+        configs.append(("learned config", load_camera_config(learned)))
+    for name, cfg in configs:
+        for size in ("720", "1080"):
+            tiers: dict[str, TierScore] = {}
+            for tier in TIERS:
+                folder = root / size / tier
+                if folder.is_dir():
+                    tiers |= {f"{t}-{size}p": s for t, s in score_folder(folder, cfg).items()}
+            if tiers:
+                _print_scores(f"independent renderer, {size}p, {name}", tiers, cfg)
+        for size in ("720", "1080"):
+            folder = root / size / "mild"
+            if not folder.is_dir():
+                continue
+            images = sorted(p for p in folder.iterdir() if p.suffix in (".png", ".jpg"))[:8]
+            frames = [np.asarray(cv2.imread(str(p)), np.uint8) for p in images]
+            h, w = frames[0].shape[:2]
+            # Its frames are stills: one shown again and again (a table where nothing moves:
+            # each box read once, then checked), and all in turn (every frame a new scene,
+            # every box read afresh: the worst case).
+            still, ref = fixed_camera_fps(cfg, frames[:1], args.speed_frames)
+            changing, _ = fixed_camera_fps(cfg, frames, args.speed_frames)
+            print(
+                f"  one core, {name}, {w}x{h}: {still:.1f} frames/s on a still scene, "
+                f"{changing:.1f} with every frame a new scene "
+                f"(reference workload {ref:.2f} ms in this run)"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--frames", type=int, default=500, help="stills for accuracy")
-    parser.add_argument("--sequences", type=int, default=8, help="150-frame camera sequences")
+    parser.add_argument("--eval", type=Path, help="the independent renderer's frames")
+    parser.add_argument("--eval-config", type=Path, help="also read them with this config")
+    parser.add_argument(
+        "--learn-from",
+        type=Path,
+        nargs="*",
+        default=[],
+        metavar="DIR",
+        help="tuning-seed frames of the independent renderer to learn a config from",
+    )
+    parser.add_argument("--own-frames", type=int, default=60, help="own renderer's stills")
+    parser.add_argument("--sequences", type=int, default=4, help="150-frame sequences")
+    parser.add_argument("--speed-frames", type=int, default=120, help="frames timed")
     args = parser.parse_args()
     cv2.setNumThreads(1)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     cfg = load_camera_config(CONFIG)
-    detector = ChipDetector(cfg)
     print(
-        f"config {CONFIG.name}: K={cfg.stable_frames}, min_confidence={cfg.min_confidence}, "
-        f"{cfg.work_px_per_mm} px/mm, frames {cfg.resolution[0]}x{cfg.resolution[1]}"
+        f"config {CONFIG.name}: operating confidence {cfg.min_confidence}, K={cfg.stable_frames}, "
+        f"{cfg.work_px_per_mm} px/mm, one core (cv2 threads 1, pinned to one CPU)"
     )
-
-    # -- accuracy on independent stills -----------------------------------------------------
-    boxes = right = sure_wrong = unsure = covered = covered_sure_wrong = no_fix = 0
-    detect_time = 0.0
-    for frame in render_frames(cfg, args.frames, STILLS_SEED, hand_prob=0.2):
-        search = locate_layout(frame.image, cfg)
-        if search.fix is None:
-            no_fix += 1
-            boxes += len(cfg.boxes) - len(frame.occluded)
-            continue
-        t0 = time.perf_counter()
-        reading = detector.read(frame.image, search.fix)
-        detect_time += time.perf_counter() - t0
-        for box, (amount, chips) in frame.scene.wagers().items():
-            r = reading.boxes[box]
-            ok = r.amount == amount and r.chips == chips
-            sure = r.confidence >= cfg.min_confidence
-            if box in frame.occluded:
-                covered += 1
-                covered_sure_wrong += sure and not ok
-                continue
-            boxes += 1
-            right += ok
-            sure_wrong += sure and not ok
-            unsure += not sure
-    print(
-        f"\nstills: {args.frames} frames (seed {STILLS_SEED}), {boxes} boxes clear of hands, "
-        f"{covered} partly under a hand; layout not found in {no_fix} frames"
-    )
-    print(f"  exact-wager accuracy per box: {right}/{boxes} = {100 * right / boxes:.2f}%")
-    print(f"  read wrong with confidence:   {sure_wrong} (+{covered_sure_wrong} under hands)")
-    print(f"  marked unsure (not reported): {unsure} = {100 * unsure / boxes:.2f}%")
-
-    # -- false change alarms over sequences -------------------------------------------------
-    k = cfg.stable_frames
-    stable_frames = alarms = real_changes = reported_changes = 0
-    seq_frames: list[RenderedFrame] = []
-    step_time = step_cpu = 0.0
-    steps = 0
-    for s in range(args.sequences):
-        frames = list(render_sequence(cfg, 150, SEQUENCE_SEED + s, change_every=50))
-        seq_frames.extend(frames[:60])
-        monitor = CameraMonitor(cfg, _Frames([f.image for f in frames]))
-        stable: dict[int, object] = {}
-        for i, frame in enumerate(frames):
-            t0, c0 = time.perf_counter(), time.process_time()
-            events = monitor.step()
-            step_time += time.perf_counter() - t0
-            step_cpu += time.process_time() - c0
-            steps += 1
-            truth = {b: str(a) for b, (a, _) in frame.scene.wagers().items()}
-            window = frames[max(0, i - k - 2) : i + 1]
-            settled = all(
-                {b: str(a) for b, (a, _) in f.scene.wagers().items()} == truth for f in window
-            )
-            if settled and i >= k:
-                stable_frames += 1
-            for event in events:
-                box, amount = event["box"], event["amount"]
-                first = box not in stable
-                if amount != truth[box]:
-                    alarms += 1  # a wager that is not on the layout
-                elif not first and stable[box] == amount:
-                    alarms += 1  # (cannot happen: the tracker only reports changes)
-                elif not first:
-                    reported_changes += 1
-                stable[box] = amount
-            if i and frame.scene.wagers() != frames[i - 1].scene.wagers():
-                before = frames[i - 1].scene.wagers()
-                real_changes += sum(
-                    1 for b, w in frame.scene.wagers().items() if before[b][0] != w[0]
-                )
-    per_k = 1000 * alarms / max(stable_frames, 1)
-    print(
-        f"\nsequences: {args.sequences} x 150 frames (seeds {SEQUENCE_SEED}+), hands passing "
-        f"every 25 frames, a box's wager changed every 50"
-    )
-    print(
-        f"  false change alarms: {alarms} in {stable_frames} stable frames = "
-        f"{per_k:.2f} per 1,000 stable frames"
-    )
-    print(f"  real changes reported: {reported_changes} of {real_changes}")
-
-    # -- speed ------------------------------------------------------------------------------
-    w, h = cfg.resolution
-    print(f"\nspeed at {w}x{h}, one core (cv2 threads 1, pinned to one CPU):")
-    print(
-        f"  whole pipeline, fiducial searches every {cfg.relocate_every} frames included: "
-        f"{steps / step_time:.1f} frames/s by the wall clock "
-        f"({1000 * step_time / steps:.1f} ms/frame), {steps / step_cpu:.1f} frames/s "
-        f"by CPU time ({1000 * step_cpu / steps:.1f} ms/frame)"
-    )
-    print(f"  box reading alone: {1000 * detect_time / max(args.frames - no_fix, 1):.1f} ms/frame")
-    t0 = time.perf_counter()
-    for f in seq_frames[:60]:
-        locate_layout(f.image, cfg)
-    print(f"  a fiducial search: {1000 * (time.perf_counter() - t0) / 60:.1f} ms")
+    with tempfile.TemporaryDirectory(prefix="bench-camera-") as tmp:
+        work = Path(tmp)
+        own_renderer(cfg, work, args)
+        false_alarms(cfg, args.sequences)
+        independent_renderer(work, args)
 
 
 if __name__ == "__main__":

@@ -64,7 +64,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "calibrate",
         "drivers.camera.cli",
-        "draw the located layout, boxes and wagers on a camera frame",
+        "check the camera over the layout (or, with --learn, learn the table's chips); "
+        "ends with a PASS or FAIL verdict",
     ),
 )
 

@@ -23,14 +23,54 @@ def test_example_config_loads_with_the_tables_chips_boxes_and_fiducials() -> Non
     assert cfg.resolution == (1280, 720)
 
 
-def test_a_box_may_have_its_own_chip_step(tmp_path: Path) -> None:
+def test_the_old_fixed_chip_step_is_refused_saying_what_replaces_it(tmp_path: Path) -> None:
     path = _with(
         tmp_path,
         "box = 7\ncenter_mm = [890, 300]\n",
         "box = 7\ncenter_mm = [890, 300]\nchip_step_mm = 6.5\n",
     )
-    steps = {b.box: b.chip_step_mm for b in load_camera_config(path).boxes}
-    assert steps[7] == 6.5 and steps[1] == 5.0
+    with pytest.raises(CameraConfigError) as err:
+        load_camera_config(path)
+    message = str(err.value)
+    assert "camera.boxes[6].chip_step_mm = 6.5" in message
+    assert "camera's pose and chip_height_mm" in message and "calibrate --learn" in message
+
+
+LEARNED = """
+[camera.learned]
+focal_px = 1180.5
+k1 = -0.08
+width = 1280
+chip_height_mm = 3.25
+white = "#f0ece4"
+
+[[camera.learned.chips]]
+value = 5
+face = "#c01530"
+side = "#8a1020"
+
+[[camera.learned.boxes]]
+box = 3
+step_mm = 4.4
+direction_deg = -95.0
+"""
+
+
+def test_a_learned_section_loads_and_names_its_bad_values(tmp_path: Path) -> None:
+    path = tmp_path / "table.toml"
+    path.write_text(EXAMPLE.read_text() + LEARNED)
+    learned = load_camera_config(path).learned
+    assert learned is not None
+    assert (learned.focal_px, learned.k1, learned.width) == (1180.5, -0.08, 1280)
+    assert learned.chips[0].value == 5 and learned.chips[0].side == (0x8A, 0x10, 0x20)
+    assert learned.boxes[0].box == 3
+    assert load_camera_config(EXAMPLE).learned is None
+    path.write_text(EXAMPLE.read_text() + LEARNED.replace("value = 5", "value = 2"))
+    with pytest.raises(CameraConfigError, match=r"camera\.learned\.chips\[0\]\.value = 2"):
+        load_camera_config(path)
+    path.write_text(EXAMPLE.read_text() + LEARNED.replace("box = 3", "box = 9"))
+    with pytest.raises(CameraConfigError, match=r"camera\.learned\.boxes\[0\]\.box = 9"):
+        load_camera_config(path)
 
 
 def test_other_sections_are_not_the_camera_loaders_business(tmp_path: Path) -> None:
@@ -67,12 +107,12 @@ def _with(tmp_path: Path, old: str, new: str) -> Path:
         ("min_fiducials = 2", "min_fiducials = 5", ["camera.min_fiducials", "only 4"]),
         ("resolution = [1280, 720]", "resolution = [1280.5, 720]", ["camera.resolution"]),
         ('felt = "#1b4a8c"', "", ["camera.layout.felt", "missing"]),
-        ("chip_step_mm = 5.0", 'chip_step_mm = "5"', ["camera.layout.chip_step_mm", "number"]),
         (
-            "radius_mm = 52\n",
-            "radius_mm = 52\nchip_step_mm = 0\n",
-            ["camera.boxes[0].chip_step_mm"],
+            "chip_height_mm = 3.3",
+            'chip_height_mm = "3.3"',
+            ["camera.layout.chip_height_mm", "number"],
         ),
+        ("max_stack = 20", "max_stack = 0", ["camera.layout.max_stack", "at least 1"]),
     ],
 )
 def test_bad_values_are_refused_naming_file_key_and_value(

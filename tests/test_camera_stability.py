@@ -93,7 +93,7 @@ def test_reports_become_wager_seen_events_the_engine_accepts() -> None:
         "box": 3,
         "amount": "30",
         "chips": {"5": 1, "25": 1},
-        "confidence": 0.971,
+        "confidence": 0.9712,
         "source": "camera",
     }
     parsed = parse_event(event, line=1)

@@ -171,7 +171,7 @@ class SyntheticSource:
     def read(self) -> Any:
         with self._lock:
             if self._layout is None:
-                self._layout, _mask = self.renderer.draw_scene(self._scene)
+                self._layout, _mask = self.renderer.draw_scene(self._scene, self.look)
                 self._frames = []
                 self._shown = 0
             if len(self._frames) < self.VARIANTS:

@@ -17,9 +17,20 @@ from controller import argtypes
 from drivers.camera.config import CameraConfig, CameraConfigError, load_camera_config
 from drivers.camera.detector import BoxReading, ChipDetector, U8Array
 from drivers.camera.fiducials import LayoutFix, locate_layout, verify_fix
+from drivers.camera.learn import (
+    DEFAULT_STACK,
+    instructions,
+    learned_section,
+    measure,
+    parse_placement,
+    plan,
+    verdict,
+    write_learned,
+)
 from drivers.camera.monitor import is_black
 from drivers.camera.overlay import draw_overlay
 from drivers.camera.render import render_frames, render_sequence, write_rendered
+from drivers.camera.score import TruthError, format_scores, overall, score_folder
 from drivers.camera.sources import IMAGE_SUFFIXES, SourceError, open_source
 
 
@@ -52,13 +63,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     detect.add_argument("--json", action="store_true", help="one JSON object per image")
     detect.set_defaults(func=_detect)
 
+    score = sub.add_parser("score", help="read folders of frames and score against their truths")
+    score.add_argument("folder", type=Path, metavar="DIR")
+    score.add_argument("--config", required=True, type=Path, help="table config (TOML)")
+    score.add_argument("--json", action="store_true", help="the scores as one JSON object")
+    score.set_defaults(func=_score)
+
     # the independent evaluation renderer (drivers/camera/scene) adds `chips scene` itself
     from drivers.camera.scene.cli import add_parser as add_scene_parser
 
     add_scene_parser(sub)
 
     cal = subparsers.add_parser(
-        "calibrate", help="draw the located layout, boxes and wagers on a camera frame"
+        "calibrate",
+        help="check the camera over the layout (or, with --learn, learn the table's chips); "
+        "ends with a PASS or FAIL verdict",
     )
     cal.add_argument("--config", required=True, type=Path, help="table config (TOML)")
     cal.add_argument(
@@ -67,6 +86,36 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cal.add_argument("--out", required=True, type=Path, help="the overlay image to write (PNG)")
     cal.add_argument(
         "--frames", type=argtypes.positive_int, default=30, help="frames to try before giving up"
+    )
+    cal.add_argument(
+        "--learn",
+        action="store_true",
+        help="learn the table from stacks placed as the instructions say (printed first)",
+    )
+    cal.add_argument(
+        "--stack",
+        type=argtypes.positive_int,
+        default=DEFAULT_STACK,
+        help=f"chips in each learning stack (default {DEFAULT_STACK})",
+    )
+    cal.add_argument(
+        "--write",
+        type=Path,
+        metavar="FILE",
+        help="with --learn: the new config to write (default: TABLE.learned.toml beside the "
+        "config); never the config itself",
+    )
+    cal.add_argument("--force", action="store_true", help="with --learn: replace FILE if it exists")
+    cal.add_argument(
+        "--place",
+        metavar="BOX:VALUExCOUNT,...",
+        help="with --learn: the stacks placed, when not the standard placement (e.g. "
+        "1:25x10,3:1x5); chips learned before and not placed now are kept",
+    )
+    cal.add_argument(
+        "--no-lens",
+        action="store_true",
+        help="with --learn: do not learn the lens (a zoom lens, or codes out of view)",
     )
     cal.set_defaults(func=_calibrate)
 
@@ -126,7 +175,7 @@ def _box_dict(r: BoxReading) -> dict[str, Any]:
     out: dict[str, Any] = {
         "amount": str(r.amount),
         "chips": {str(v): n for v, n in r.chips.items()},
-        "confidence": round(float(r.confidence), 3),
+        "confidence": float(r.confidence),
     }
     if r.note:
         out["note"] = r.note
@@ -189,6 +238,34 @@ def _detect_all(args: argparse.Namespace) -> int:
     return status
 
 
+def _score(args: argparse.Namespace) -> int:
+    cfg = _load(args.config)
+    if cfg is None:
+        return 2
+    if not args.folder.is_dir():
+        print(f"error: {args.folder}: not a folder", file=sys.stderr)
+        return 2
+    try:
+        tiers = score_folder(args.folder, cfg)
+    except (TruthError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if not tiers:
+        print(f"error: {args.folder}: no frames with truth files beside them", file=sys.stderr)
+        return 2
+    if args.json:
+        doc = {
+            "folder": str(args.folder),
+            "min_confidence": cfg.min_confidence,
+            "tiers": {name: t.to_dict() for name, t in sorted(tiers.items())},
+            "overall": overall(tiers).to_dict(),
+        }
+        print(json.dumps(doc, indent=2))
+    else:
+        print(format_scores(tiers, cfg.min_confidence))
+    return 0
+
+
 def _grey(frame: U8Array) -> U8Array:
     return np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), np.uint8)
 
@@ -209,19 +286,38 @@ def _print_result(result: dict[str, Any], as_json: bool) -> None:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
+    """Every run ends with a verdict line, PASS or FAIL with the reason."""
+    try:
+        passed, reason = _calibration(args)
+    except (OSError, ValueError) as err:
+        passed, reason = False, str(err)
+    print(f"{'PASS' if passed else 'FAIL'}: {reason}")
+    return 0 if passed else 1
+
+
+def _calibration(args: argparse.Namespace) -> tuple[bool, str]:
     cfg = _load(args.config)
     if cfg is None:
-        return 2
+        return False, f"{args.config}: the config cannot be used (see above)"
+    out_config: Path | None = None
+    standard = args.place is None
+    placement = plan(cfg, args.stack) if standard else parse_placement(args.place, cfg)
+    if args.learn:
+        print(instructions(cfg, placement, standard=standard))
+        out_config = args.write or args.config.with_suffix(".learned.toml")
+        if out_config.resolve() == args.config.resolve():
+            return False, f"{out_config}: would overwrite the technician's config; name another"
+        if out_config.exists() and not args.force:
+            return False, f"{out_config} exists: remove it, name another, or add --force"
     spec = args.source or cfg.source
     try:
         source = open_source(spec, cfg.resolution)
     except SourceError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    detector = ChipDetector(cfg)
-    last_frame: U8Array | None = None
+        return False, str(err)
+    frames: list[U8Array] = []
     search = None
     problem = f"no frames from {spec}"
+    last_frame: U8Array | None = None
     try:
         for _ in range(max(1, args.frames)):
             frame = source.read()
@@ -232,37 +328,61 @@ def _calibrate(args: argparse.Namespace) -> int:
                 problem = f"black frame from {spec}: check the lens cap and the lights"
                 continue
             search = locate_layout(frame, cfg)
-            if search.fix is not None:
+            if search.fix is None:
+                problem = search.reason
+                continue
+            frames.append(frame)
+            if not args.learn or len(frames) >= min(args.frames, 5):
                 break
-            problem = search.reason
     finally:
         source.close()
     if last_frame is None:
-        print(f"error: {problem}", file=sys.stderr)
-        return 1
-    if search is None or search.fix is None:
+        return False, problem
+    if not frames or search is None or search.fix is None:
         blank = search or locate_layout(last_frame, cfg)
-        overlay = draw_overlay(last_frame, cfg, blank, None)
-        _write(args.out, overlay)
-        print(f"error: {problem}; the last frame is in {args.out}", file=sys.stderr)
-        return 1
+        _write(args.out, draw_overlay(last_frame, cfg, blank, None))
+        return False, f"{problem}; the last frame is in {args.out}"
+    frame = frames[-1]
     fix = search.fix
-    reading = detector.read(last_frame, fix)
-    _write(args.out, draw_overlay(last_frame, cfg, search, reading))
+    reading = ChipDetector(cfg).read(frame, fix)
+    _write(args.out, draw_overlay(frame, cfg, search, reading))
     missing = [f.code for f in cfg.fiducials if f.code not in fix.found]
-    h, w = last_frame.shape[:2]
+    h, w = frame.shape[:2]
     print(f"source {spec}: frame {w}x{h}")
     print(f"fiducials read: {len(fix.found)} of {len(cfg.fiducials)}", end="")
     print(f" (not read: {', '.join(missing)})" if missing else "")
     if search.unknown:
         print(f"other QR codes in view: {', '.join(search.unknown)}")
     print(f"layout fit error: {fix.error_mm:.2f} mm")
+    if fix.camera is not None:
+        x, y, height = fix.camera.centre
+        print(
+            f"camera: {height:.0f} mm over the cloth above layout point ({x:.0f}, {y:.0f}) mm, "
+            f"{fix.camera.tilt_deg:.1f} degrees from the vertical"
+        )
+    if args.learn:
+        lens = not args.no_lens
+        learned = measure(cfg, frames, placement, standard=standard)
+        passed, reason = verdict(cfg, learned, placement, standard=standard, lens=lens)
+        print(f"overlay written to {args.out}")
+        if not passed:
+            return False, reason
+        assert out_config is not None
+        section = learned_section(cfg, learned, placement, lens=lens)
+        write_learned(args.config, out_config, section)
+        return True, f"{reason}; written to {out_config} (use it as the table's config)"
     for box, r in sorted(reading.boxes.items()):
         chips = ", ".join(f"{n} x ${v}" for v, n in r.chips.items()) or "no chips"
         note = f" ({r.note})" if r.note else ""
         print(f"box {box}: ${r.amount} {chips}, confidence {r.confidence:.2f}{note}")
     print(f"overlay written to {args.out}")
-    return 0 if not missing and fix.error_mm < 5 else 1
+    if missing:
+        return False, f"fiducials not read: {', '.join(missing)}"
+    if fix.error_mm >= 5:
+        return False, f"layout fit error {fix.error_mm:.1f} mm (5 mm at most)"
+    if fix.camera is None:
+        return False, "the camera's pose could not be fitted from the fiducials"
+    return True, f"layout found, fit error {fix.error_mm:.2f} mm"
 
 
 def _write(path: Path, img: U8Array) -> None:

@@ -43,7 +43,6 @@ class BoxArea:
     box: int
     center_mm: tuple[float, float]  # centre of the betting circle
     radius_mm: float
-    chip_step_mm: float  # this box's step (the layout's unless set: parallax differs by box)
 
 
 @dataclass(frozen=True)
@@ -53,8 +52,39 @@ class LayoutSpec:
     felt: tuple[int, int, int]
     print_colour: tuple[int, int, int]
     chip_diameter_mm: float
-    chip_step_mm: float  # how far up the rectified image each further chip of a stack shows
+    chip_height_mm: float  # one chip's thickness: with the camera's pose it sets each box's step
     max_stack: int
+
+
+@dataclass(frozen=True)
+class LearnedChip:
+    value: int
+    # The chip's face and edge band as measured: white-balanced against the printed white
+    # and scaled to the cloth's configured ``felt``, so in the same terms as ``colour``.
+    face: tuple[int, int, int]
+    side: tuple[int, int, int]
+    runs: int = 1  # learning runs these colours are the mean of
+
+
+@dataclass(frozen=True)
+class LearnedBox:
+    box: int
+    step_mm: float  # measured: how far each further chip showed, along the parallax
+    direction_deg: float  # the parallax direction on the layout (0 = +x, 90 = +y)
+
+
+@dataclass(frozen=True)
+class LearnedSpec:
+    """What ``floorctl calibrate --learn`` measured on this table (``[camera.learned]``)."""
+
+    focal_px: float | None  # the camera's focal length at ``width`` pixels across (None:
+    k1: float  # its radial distortion                  not learned, fitted frame by frame)
+    width: int
+    chip_height_mm: float
+    white: tuple[int, int, int]  # the layout's printed white as the camera saw it, unbalanced
+    chips: tuple[LearnedChip, ...]
+    boxes: tuple[LearnedBox, ...]
+    runs: int = 1  # learning runs the chip height is the mean of
 
 
 @dataclass(frozen=True)
@@ -72,6 +102,7 @@ class CameraConfig:
     chips: tuple[ChipSpec, ...]
     fiducials: tuple[FiducialSpec, ...]
     boxes: tuple[BoxArea, ...]
+    learned: LearnedSpec | None = None
 
     def chip_by_value(self, value: int) -> ChipSpec:
         for chip in self.chips:
@@ -206,9 +237,10 @@ def camera_config_from_dict(table: Mapping[str, Any], path: Path) -> CameraConfi
         felt=lr.colour("felt"),
         print_colour=lr.colour("print", "#9cc3e6"),
         chip_diameter_mm=lr.number("chip_diameter_mm", 39, low=10, high=100),
-        chip_step_mm=lr.number("chip_step_mm", 5.0, low=0.5, high=30),
-        max_stack=lr.integer("max_stack", 10, low=1, high=60),
+        chip_height_mm=lr.number("chip_height_mm", 3.3, low=1, high=10),
+        max_stack=lr.integer("max_stack", 20, low=1, high=40),
     )
+    _no_fixed_step(lr)
     lr.finish()
 
     chips: list[ChipSpec] = []
@@ -252,13 +284,18 @@ def camera_config_from_dict(table: Mapping[str, Any], path: Path) -> CameraConfi
             box=br.integer("box", low=1, high=99),
             center_mm=br.pair("center_mm"),
             radius_mm=br.number("radius_mm", low=layout.chip_diameter_mm / 2, high=1000),
-            chip_step_mm=br.number("chip_step_mm", layout.chip_step_mm, low=0.5, high=30),
         )
+        _no_fixed_step(br)
         br.finish()
         if any(b.box == area.box for b in boxes):
             raise br.fail("box", area.box, "is listed twice")
         _check_inside(br, "center_mm", area.center_mm, layout)
         boxes.append(area)
+    learned = None
+    if "learned" in table:
+        learned = _learned(r.sub("learned"), chips, boxes)
+    else:
+        r.used.add("learned")
     r.finish()
     return CameraConfig(
         path=path,
@@ -274,7 +311,65 @@ def camera_config_from_dict(table: Mapping[str, Any], path: Path) -> CameraConfi
         chips=tuple(sorted(chips, key=lambda c: c.value)),
         fiducials=tuple(fiducials),
         boxes=tuple(sorted(boxes, key=lambda b: b.box)),
+        learned=learned,
     )
+
+
+def _no_fixed_step(r: _Reader) -> None:
+    if "chip_step_mm" in r.table:
+        raise r.fail(
+            "chip_step_mm",
+            r.table["chip_step_mm"],
+            "is no longer used: each box's step follows from the camera's pose and "
+            "chip_height_mm (measure it with floorctl calibrate --learn)",
+        )
+
+
+def _learned(r: _Reader, chips: list[ChipSpec], boxes: list[BoxArea]) -> LearnedSpec:
+    lens = [k for k in ("focal_px", "k1", "width") if k in r.table]
+    if lens and len(lens) < 3:
+        missing = sorted({"focal_px", "k1", "width"} - set(lens))
+        raise CameraConfigError(
+            f"{r.path}: {r.where}.{missing[0]} is missing (the lens is focal_px, k1 and width)"
+        )
+    width = r.integer("width", 0, low=64, high=8192) if lens else 0
+    learned_chips: list[LearnedChip] = []
+    for cr in r.tables("chips"):
+        chip = LearnedChip(
+            cr.integer("value", low=1),
+            cr.colour("face"),
+            cr.colour("side"),
+            cr.integer("runs", 1, low=1, high=10000),
+        )
+        cr.finish()
+        if not any(c.value == chip.value for c in chips):
+            raise cr.fail("value", chip.value, "is not one of the [[camera.chips]]")
+        if any(c.value == chip.value for c in learned_chips):
+            raise cr.fail("value", chip.value, "is learned twice")
+        learned_chips.append(chip)
+    learned_boxes: list[LearnedBox] = []
+    for br in r.tables("boxes"):
+        box = LearnedBox(
+            br.integer("box", low=1, high=99),
+            br.number("step_mm", low=0, high=100),
+            br.number("direction_deg", low=-360, high=360),
+        )
+        br.finish()
+        if not any(b.box == box.box for b in boxes):
+            raise br.fail("box", box.box, "is not one of the [[camera.boxes]]")
+        learned_boxes.append(box)
+    spec = LearnedSpec(
+        focal_px=r.number("focal_px", low=10, high=100000) if lens else None,
+        k1=r.number("k1", low=-2, high=2) if lens else 0.0,
+        width=width,
+        chip_height_mm=r.number("chip_height_mm", low=1, high=10),
+        white=r.colour("white"),
+        chips=tuple(sorted(learned_chips, key=lambda c: c.value)),
+        boxes=tuple(sorted(learned_boxes, key=lambda b: b.box)),
+        runs=r.integer("runs", 1, low=1, high=10000),
+    )
+    r.finish()
+    return spec
 
 
 def _check_inside(r: _Reader, key: str, point: tuple[float, float], layout: LayoutSpec) -> None:

@@ -1,14 +1,23 @@
 """Frames in, per-box wagers out.
 
-For each betting box the detector cuts a small rectified image out of the frame through the
-layout homography (layout millimetres at ``work_px_per_mm``), evens out the lighting against
-the felt beside the box, labels each pixel by its nearest colour (felt, printed line, skin,
-one of the chip colours) through a lookup table, and reads the stacks it finds: a stack of
-``n`` chips stands ``chip_diameter + n * chip_step`` tall in the rectified image, its chips'
-edges showing as bands of ``chip_step`` from the bottom up and the top chip's face on top.
+For each betting box the detector samples a small image of the cloth round the box, turned so
+the camera is straight "down" in it (``geometry.py``: the stacks of that box lean straight up
+in it, by a step per chip that follows from the camera's pose). Colours are balanced against
+the layout's printed white (the fiducials' light modules, in every frame) and their brightness
+is taken relative to the cloth beside the box, so warm or cool, bright or dim, even or uneven
+light all read alike; colours are then told apart mostly by their chromaticity, so a chip's
+shaded side is still its own colour.
 
-A box that a hand (skin) or anything else unexpected covers is reported with confidence 0, so
-the stability tracker does not take it as a change of wager.
+In each box: whatever is not cloth is found by its colour against the cloth beside the box;
+what lies beyond where this box's chips could show (a hand, a sleeve, a cash paddle) makes the
+box unsure. Each stack's bottom (the near rim of its bottom chip) and top (the far rim of its
+top chip's face) give its height through the camera's pose; the face's near rim, found where
+the shaded sides give way to the lit face, gives it a second time. Each chip's side band is
+read between the rims the height puts it at, by the median of its pixels, so the edge spots
+(a minority of any band) do not make another chip; the top face is read clear of its inlay.
+The confidence is the least of the cross-checks: the two heights agree and fall on a whole
+number of chips, every band's colour is clearly one chip's, the top band is the face's chip,
+the stack is as wide as a chip, and the box looks the same as in the previous frame.
 """
 
 from __future__ import annotations
@@ -16,23 +25,31 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 import cv2
 import numpy as np
 import numpy.typing as npt
 
-from drivers.camera.config import BoxArea, CameraConfig
+from drivers.camera.config import CameraConfig
 from drivers.camera.fiducials import LayoutFix
+from drivers.camera.geometry import BoxView, box_views
 
 U8Array = npt.NDArray[np.uint8]
 F32Array = npt.NDArray[np.float32]
 FloatArray = npt.NDArray[np.float64]
 
-FELT, PRINT, SKIN = 0, 1, 2
-FIRST_CHIP = 3
-# Skin tones from fair to dark: a hand over the layout is recognised by these.
-_SKIN_RGB = [(236, 188, 160), (214, 160, 122), (170, 110, 75), (120, 76, 50), (90, 58, 40)]
-_L_WEIGHT = 0.5  # lightness counts for less than hue: the lights are never even
+_GREY_SAT = 0.1  # chromaticity saturation below which a chip counts as a grey (white, black)
+_MARGIN = 1.2  # how much nearer the best chip must be than the next for full clarity
+_FACE_MARGIN = 0.6  # the same for a top face
+_FIT = 1.5  # a colour this far from every chip is no chip's
+_UNCHANGED = 0.05  # largest change of a box's eighth-size image (reflectance) taken as none
+_SHADOW = 0.45  # the deepest shadow on the cloth, against the cloth in the light
+_PRINT_NEAR_MM = 5.0  # print-coloured parts of a chip lie this near its other colours
+_PRINT_STROKE_MM = 7.0  # printing thinner than this is taken away (a chip is 39 mm across)
+_STRAY_MM2 = 120.0  # a thing this large beside the box, where no chip can be, is not nothing
+SIDE_SHADE = 0.7  # a chip's side band against its face, when not learned
+PAPER_WHITE = 0.92  # the printed white's reflectance, against which colours are given
 
 
 @dataclass(frozen=True)
@@ -55,200 +72,246 @@ class FrameReading:
 
 
 @dataclass(frozen=True)
-class _BoxGeometry:
-    area: BoxArea
-    origin_mm: tuple[float, float]
-    size_px: tuple[int, int]  # w, h
-    center_px: tuple[float, float]
-    radius_px: float
-    felt_ref: npt.NDArray[np.bool_]  # pixels that only felt should cover
-    inside: npt.NDArray[np.bool_]  # pixels that chips in this box can cover
-    on_line: npt.NDArray[np.bool_]  # pixels of the printed betting circle
-    core: npt.NDArray[np.bool_]  # well inside the circle, clear of its printed line
+class StackSurvey:
+    """What one stack measured, for the technician's calibration (``learn.py``)."""
+
+    box: int
+    exact: float  # its height in chips of the configured chip height
+    sides: FloatArray  # n x 3: each band's colour, BGR 0..1, in the config colours' terms
+    face: FloatArray | None  # its top face's colour, likewise
+    step_mm: float  # how far the first chip showed along the parallax, on the cloth
+    direction_deg: float  # the parallax direction on the layout (away from the camera)
 
 
-def _lab(rgb: list[tuple[int, int, int]]) -> F32Array:
-    arr = np.array([[list(c)[::-1] for c in rgb]], np.float32) / 255.0
-    return np.asarray(cv2.cvtColor(arr, cv2.COLOR_BGR2Lab)[0], np.float32)
+@dataclass(frozen=True)
+class _ChipModel:
+    value: int
+    face: FloatArray  # BGR reflectance (printed white = PAPER_WHITE)
+    side: FloatArray
+
+
+_LUM_W = np.array([0.114, 0.587, 0.299], np.float32)
+
+
+def _chroma(bgr: FloatArray) -> FloatArray:
+    s = bgr.sum(axis=-1, keepdims=True) + 0.03
+    return np.asarray(bgr / s, np.float64)
+
+
+def _lum(bgr: FloatArray) -> FloatArray:
+    return np.asarray(bgr @ np.array([0.114, 0.587, 0.299]), np.float64)
 
 
 @dataclass
 class ChipDetector:
     cfg: CameraConfig
-    _geo: list[_BoxGeometry] = field(default_factory=list, init=False, repr=False)
-    _lut: U8Array = field(init=False, repr=False)
-    _felt_lab: F32Array = field(init=False, repr=False)
+    _views: list[BoxView] = field(default_factory=list, init=False, repr=False)
+    _views_for: tuple[int, tuple[int, int]] | None = field(default=None, init=False, repr=False)
+    _models: list[_ChipModel] = field(default_factory=list, init=False, repr=False)
     _values: list[int] = field(default_factory=list, init=False, repr=False)
+    _face: FloatArray = field(init=False, repr=False)
+    _side: FloatArray = field(init=False, repr=False)
+    _felt: FloatArray = field(init=False, repr=False)
+    _print: FloatArray = field(init=False, repr=False)
+    _print_c: FloatArray = field(init=False, repr=False)
+    _last: dict[int, tuple[F32Array, BoxReading]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _survey: tuple[dict[int, int], list[StackSurvey]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         cfg = self.cfg
-        lay = cfg.layout
-        ppm = cfg.work_px_per_mm
-        margin = 14.0
-        for area in cfg.boxes:
-            up = lay.max_stack * area.chip_step_mm + 6
-            cx, cy = area.center_mm
-            r = area.radius_mm
-            x0, y0 = cx - r - margin, cy - r - up
-            w = math.ceil((2 * (r + margin)) * ppm)
-            h = math.ceil((2 * r + up + margin) * ppm)
-            ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
-            xm, ym = x0 + (xs + 0.5) / ppm, y0 + (ys + 0.5) / ppm
-            dist = np.hypot(xm - cx, ym - cy)
-            felt_ref = (dist > r + 3.5) & (ym > cy + 0.2 * r)
-            inside = (np.abs(xm - cx) <= r) & (ym <= cy + r) & ((dist <= r) | (ym < cy))
-            on_line = np.abs(dist - r) < 3.5
-            core = dist <= r - 5.0
-            self._geo.append(
-                _BoxGeometry(
-                    area,
-                    (x0, y0),
-                    (w, h),
-                    ((cx - x0) * ppm, (cy - y0) * ppm),
-                    r * ppm,
-                    felt_ref,
-                    inside,
-                    on_line,
-                    core,
-                )
-            )
-        self._values = [c.value for c in cfg.chips]
-        protos = [lay.felt, lay.print_colour] + [c.colour for c in cfg.chips]
-        proto_lab = _lab(protos)
-        skin_lab = _lab(_SKIN_RGB)
-        # Lookup table over 5-bit BGR: class of the nearest prototype.
-        q = (np.arange(32, dtype=np.float32) * 8 + 4) / 255.0
-        b, g, r_ = np.meshgrid(q, q, q, indexing="ij")
-        grid = np.stack([b.ravel(), g.ravel(), r_.ravel()], axis=1)[None].astype(np.float32)
-        lab = cv2.cvtColor(grid, cv2.COLOR_BGR2Lab)[0]
-        weights = np.array([_L_WEIGHT, 1.0, 1.0], np.float32)
+        learned = {c.value: c for c in cfg.learned.chips} if cfg.learned else {}
+        for chip in cfg.chips:
+            face = np.array(chip.colour[::-1], np.float64) / 255.0
+            side = face * SIDE_SHADE
+            if chip.value in learned:
+                face = np.array(learned[chip.value].face[::-1], np.float64) / 255.0
+                side = np.array(learned[chip.value].side[::-1], np.float64) / 255.0
+            self._models.append(_ChipModel(chip.value, face, side))
+        self._values = [m.value for m in self._models]
+        self._face = np.array([m.face for m in self._models])
+        self._side = np.array([m.side for m in self._models])
+        self._felt = np.array(cfg.layout.felt[::-1], np.float64) / 255.0
+        self._print = np.array(cfg.layout.print_colour[::-1], np.float64) / 255.0
+        self._print_c = _chroma(self._print)
 
-        def dist2(centres: F32Array) -> F32Array:
-            diff = (lab[:, None, :] - centres[None, :, :]) * weights
-            return np.asarray((diff**2).sum(axis=2), np.float32)
+    @property
+    def chip_height_mm(self) -> float:
+        learned = self.cfg.learned
+        return learned.chip_height_mm if learned is not None else self.cfg.layout.chip_height_mm
 
-        d_main = dist2(proto_lab)  # felt, print, chips...
-        d_skin = dist2(skin_lab).min(axis=1, keepdims=True)
-        d_all = np.concatenate([d_main[:, :2], d_skin, d_main[:, 2:]], axis=1)
-        self._lut = np.argmin(d_all, axis=1).astype(np.uint8)
-        self._felt_lab = proto_lab[0]
+    def survey(
+        self, frame: U8Array, fix: LayoutFix, counts: dict[int, int]
+    ) -> tuple[FrameReading, list[StackSurvey]]:
+        """Read the frame with the stacks' counts known (box -> chips in its one stack), and
+        report what each stack measured: for learning a table's colours and chip step."""
+        found: list[StackSurvey] = []
+        self._survey = (counts, found)
+        try:
+            reading = self.read(frame, fix)
+        finally:
+            self._survey = None
+        return reading, found
 
     # -- per frame -------------------------------------------------------------------------
 
     def read(self, frame: U8Array, fix: LayoutFix) -> FrameReading:
-        patches = [self._warp(frame, fix, g) for g in self._geo]
-        refs = [p[g.felt_ref] for p, g in zip(patches, self._geo, strict=True)]
-        felt_chroma = _chroma(np.concatenate([r[::4] for r in refs]).astype(np.float32))
-        frame_felt = np.median(felt_chroma, axis=0).astype(np.float64)
+        size = (frame.shape[1], frame.shape[0])
+        if self._views_for != (id(fix), size):
+            self._views = box_views(self.cfg, fix, size)
+            self._views_for = (id(fix), size)
+            self._last = {}
+        white = printed_white(frame, fix)
         boxes = {}
-        for patch, ref, geo in zip(patches, refs, self._geo, strict=True):
-            boxes[geo.area.box] = self._read_box(patch, ref, geo, frame_felt)
+        for view in self._views:
+            patch = cv2.remap(frame, view.maps[0], view.maps[1], cv2.INTER_LINEAR)
+            refl = np.asarray(
+                np.asarray(patch, np.float32) / white.astype(np.float32) * PAPER_WHITE, np.float32
+            )
+            # A box that looks as it did in the last frame (a fixed camera, nothing moved:
+            # the frame-to-frame agreement) reads as it did; any change reads it afresh.
+            thumb = np.asarray(
+                cv2.resize(refl, None, fx=0.125, fy=0.125, interpolation=cv2.INTER_AREA), np.float32
+            )
+            last = self._last.get(view.area.box)
+            if (
+                last is not None
+                and self._survey is None
+                and float(np.abs(thumb - last[0]).max()) < _UNCHANGED
+            ):
+                boxes[view.area.box] = last[1]
+                continue
+            reading = self._read_box(refl, view)
+            self._last[view.area.box] = (thumb, reading)
+            boxes[view.area.box] = reading
         return FrameReading(boxes, fix)
 
-    def _warp(self, frame: U8Array, fix: LayoutFix, geo: _BoxGeometry) -> U8Array:
-        ppm = self.cfg.work_px_per_mm
-        x0, y0 = geo.origin_mm
-        patch_to_layout = np.array(
-            [[1 / ppm, 0, x0 + 0.5 / ppm], [0, 1 / ppm, y0 + 0.5 / ppm], [0, 0, 1]], np.float64
-        )
-        m = fix.homography @ patch_to_layout
-        out = cv2.warpPerspective(
-            frame,
-            m,
-            geo.size_px,
-            flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-            borderMode=cv2.BORDER_CONSTANT,
-            borderValue=(0, 0, 0),
-        )
-        return np.asarray(out, np.uint8)
-
-    def _read_box(
-        self, patch: U8Array, ref: U8Array, geo: _BoxGeometry, frame_felt: FloatArray
-    ) -> BoxReading:
-        box = geo.area.box
-        lay = self.cfg.layout
-        ppm = self.cfg.work_px_per_mm
+    def _read_box(self, refl: F32Array, view: BoxView) -> BoxReading:
+        box = view.area.box
 
         def unsure(note: str) -> BoxReading:
             return BoxReading(box, Decimal(0), {}, 0.0, (), note)
 
-        # The felt beside the box sets the white balance; if it does not look like felt
-        # (a hand, a sleeve, a cash tray over it) the box cannot be read.
-        chroma = _chroma(ref.astype(np.float32))
-        felt_like = np.linalg.norm(chroma - frame_felt, axis=1) < 0.06
-        if felt_like.mean() < 0.6:
-            return unsure("felt beside the box is covered")
-        felt_obs = np.median(ref[felt_like].astype(np.float32), axis=0)
-        if float(felt_obs.max()) < 8:
+        if view.in_view < 0.98:
+            return unsure("box not wholly in view")
+        ref = refl[view.felt_ref]
+        if len(ref) < 50:
+            return unsure("no cloth beside the box in view")
+        felt_obs = np.median(ref[:: max(1, len(ref) // 1500)], axis=0).astype(np.float64)
+        felt_l = float(_lum(felt_obs))
+        if felt_l < 0.01:
             return unsure("too dark to read")
-        felt_nominal = np.array(lay.felt[::-1], np.float32)
-        gains = felt_nominal / np.maximum(felt_obs, 1.0)
-        # White balance and 5-bit quantisation in one table per channel, then the class table.
-        levels = np.arange(256, dtype=np.float32)
-        idx = np.zeros(patch.shape[:2], np.int32)
-        for c, shift in enumerate((10, 5, 0)):
-            table = (np.clip(levels * gains[c], 0, 255).astype(np.int32) >> 3) << shift
-            idx |= table[patch[..., c]]
-        labels = self._lut[idx]
-        labels[~geo.inside] = FELT
-
-        skin = (labels == SKIN).astype(np.uint8)
-        if cv2.countNonZero(skin) >= 150 * ppm * ppm:
-            # A hand is thick; the thin blends where a red chip's edge meets a white one are not.
-            k_skin = max(3, round(6 * ppm) | 1)
-            skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, np.ones((k_skin, k_skin), np.uint8))
-            n_skin, _, stats, _ = cv2.connectedComponentsWithStats(skin, connectivity=8)
-            if n_skin > 1 and stats[1:, cv2.CC_STAT_AREA].max() >= 150 * ppm * ppm:
-                return unsure("hand over the box")
-
-        # Anything on the felt but the printed circle is taken as chips here; a hand was ruled
-        # out above, and the colours are read from the middle of each chip below.
-        ink = (labels == PRINT) & geo.on_line
-        chip_mask = ((labels != FELT) & ~ink).astype(np.uint8)
-        norm = _Balanced(patch, gains, ink, felt_nominal)
-        k_close = max(3, round(1.5 * ppm) | 1)
-        k_open = max(3, round(3.0 * ppm) | 1)
-        chip_mask = cv2.morphologyEx(
-            chip_mask, cv2.MORPH_CLOSE, np.ones((k_close, k_close), np.uint8)
+        soft = cv2.blur(refl, (3, 3))
+        total = cv2.transform(soft, np.ones((1, 3), np.float32)) + np.float32(0.03)
+        chroma = np.asarray(soft / total[..., None], np.float32)
+        felt_c = _chroma(felt_obs).astype(np.float32)
+        cdist = _distance(chroma, felt_c)
+        rel = cv2.transform(refl, _LUM_W[None]) * np.float32(1.0 / felt_l)
+        felt_like = (cdist[view.felt_ref] < 0.06) & (rel[view.felt_ref] < 2.0)
+        if felt_like.mean() < 0.6:
+            return unsure("cloth beside the box is covered")
+        scale = felt_l / float(_lum(self._felt))  # the light here against the config's
+        # Not cloth: the cloth, lit more or less, is a * felt (in a range of lightness);
+        # anything well away from that, or darker than a shadow, is something on the cloth.
+        # (On a smoothed copy: the sensor's noise, not the light, is what a pixel's own
+        # difference from the cloth mostly is in a dim frame.)
+        away, shade = _cloth_distance(np.asarray(cv2.blur(refl, (5, 5)), np.float32), felt_obs)
+        # The cloth's own spread (its median: a card or a chip may lie beside the box).
+        noise = float(np.median(away[view.felt_ref])) if view.felt_ref.any() else 0.0
+        fg = (away > max(0.2 * felt_l, 4.0 * noise, 0.02)) | (shade < 0.25)
+        # The layout's printing (rings, numbers, words) is the print's colour, or that
+        # blurred into the cloth's; and it is thin, strokes of a few millimetres. A chip's
+        # side can look the print's colour too (a white chip lit by the blue cloth), but it
+        # is wide and part of something that is not print. So: what an opening the size of a
+        # chip's spot leaves (chips, hands, sleeves, bold letters), where it holds something
+        # not of the print's colour. Then the holes spots and seams leave are closed.
+        # The print's colour as this camera shows it: the betting circle's rings, where they
+        # are not the cloth (they are most of that annulus, whatever stands on them).
+        print_c = self._print_c
+        ring = fg & view.ring_zone
+        if ring.sum() > 100:
+            local = _chroma(np.median(refl[ring], axis=0).astype(np.float64))
+            if np.linalg.norm(local - self._print_c) < 0.1:
+                print_c = local
+        printed = np.zeros(fg.shape, bool)  # (only where it matters: off the cloth)
+        near_print = _segment_distance(chroma[fg], felt_c, print_c) < 0.04
+        if print_c is not self._print_c:
+            near_print |= _segment_distance(chroma[fg], felt_c, self._print_c) < 0.04
+        printed[fg] = near_print
+        core = cv2.morphologyEx(
+            (fg & ~printed).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)
         )
-        chip_mask = cv2.morphologyEx(chip_mask, cv2.MORPH_OPEN, np.ones((k_open, k_open), np.uint8))
-        n_cc, cc, stats, _ = cv2.connectedComponentsWithStats(chip_mask, connectivity=8)
-        n_cc, cc, stats = _merge_columns(
-            n_cc, np.asarray(cc, np.int32), np.asarray(stats, np.int32), gap=5.0 * ppm
+        kn = max(3, round(_PRINT_NEAR_MM * view.ppm) | 1)
+        near = cv2.dilate(core, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (kn, kn)))
+        fg = core.astype(bool) | (fg & printed & near.astype(bool) & ~view.ring_zone)
+        ko = max(3, round(_PRINT_STROKE_MM * view.ppm) | 1)
+        wide = cv2.morphologyEx(
+            fg.astype(np.uint8),
+            cv2.MORPH_OPEN,
+            cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (ko, ko)),
         )
-        d_px = lay.chip_diameter_mm * ppm
-        min_area = 0.45 * math.pi * (d_px / 2) ** 2
+        n_w, lab_w = cv2.connectedComponents(wide, connectivity=8)
+        own = np.bincount(lab_w[wide.astype(bool) & ~printed], minlength=n_w)
+        keep = own >= 0.1 * math.pi * (self.cfg.layout.chip_diameter_mm / 2 * view.ppm) ** 2
+        keep[0] = False
+        fg_u8 = keep[lab_w].astype(np.uint8)
+        kc = max(3, round(4.0 * view.ppm) | 1)
+        fg_u8 = cv2.morphologyEx(
+            fg_u8, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (kc, kc))
+        )
+        # Anything reaching from where chips stand to where no chip of this box can show,
+        # with a sizeable part there: a hand, a sleeve, a paddle (a finger alone is some
+        # 16 mm wide). It may hide chips, or be taken for them: the box is unsure until it
+        # has gone. Things wholly beside the box (the layout's words, a card) are no matter.
+        fg_u8 = np.asarray(fg_u8, np.uint8)
+        if cv2.countNonZero(fg_u8 & view.outside_u8) >= _STRAY_MM2 * view.ppm**2:
+            n_all, lab_all = cv2.connectedComponents(fg_u8, connectivity=8)
+            counts_out = np.bincount(lab_all[view.outside], minlength=n_all)
+            counts_in = np.bincount(lab_all[view.inside], minlength=n_all)
+            reach = (counts_out[1:] >= _STRAY_MM2 * view.ppm**2) & (counts_in[1:] > 0)
+            if reach.any():
+                return unsure("something over the box besides chips")
+        fg_u8[~view.inside] = 0
+        # How far each pixel is from the cloth at any lightness (so a stack's shadow on the
+        # cloth is cloth, not a chip's edge), or from the printed ring where it is printed.
+        bgdiff, _ = _cloth_distance(refl, felt_obs, darkest=_SHADOW)
+        print_obs = self._print * (felt_obs / np.maximum(self._felt, 1e-3))
+        on_ring = refl[view.on_line].astype(np.float64)
+        bgdiff[view.on_line] = np.minimum(
+            bgdiff[view.on_line], _segment_distance(on_ring, felt_obs, print_obs)
+        )
+        n_cc, cc, stats, _ = cv2.connectedComponentsWithStats(fg_u8, connectivity=8)
+        ppm = view.ppm
+        r_mm = self.cfg.layout.chip_diameter_mm / 2
+        d_px = 2 * r_mm * ppm
         stacks: list[tuple[int, ...]] = []
         confidence = 1.0
-        stray = 0
+        notes: list[str] = []
         for i in range(1, n_cc):
             x, y, w, h, area = (int(v) for v in stats[i])
-            if area < min_area:
-                stray += int(
-                    np.count_nonzero(
-                        (cc[y : y + h, x : x + w] == i) & geo.core[y : y + h, x : x + w]
-                    )
-                )
+            if area < 0.35 * math.pi * (r_mm * ppm) ** 2:
+                if area > 0.08 * math.pi * (r_mm * ppm) ** 2:
+                    confidence = min(confidence, 0.5)
+                    notes.append("a small thing in the box")
                 continue
-            gap = 6.0 * ppm
-            k = max(1, round((w + gap) / (d_px + gap)))
-            width_fit = abs(w - (k * d_px + (k - 1) * gap)) / d_px
-            if k > 3 or width_fit > 0.6:
+            columns = _split_columns(cc[y : y + h, x : x + w] == i, d_px)
+            if columns is None:
                 return unsure("something other than chips in the box")
-            confidence = min(confidence, 1.0 - max(0.0, width_fit - 0.25))
-            col_w = w / k
-            for j in range(k):
-                xa = x + j * col_w
-                stack, conf = self._read_stack(geo, norm, labels, cc, i, xa, xa + col_w, y, y + h)
+            for ca, cb in columns:
+                mask = cc == i
+                stack, conf, note = self._read_stack(
+                    refl, bgdiff, mask, view, x + ca, x + cb, scale
+                )
                 if not stack:
-                    return unsure("a stack could not be read")
+                    return unsure(note or "a stack could not be read")
                 stacks.append(stack)
-                confidence = min(confidence, conf)
-        # Bits of colour too small to be a chip: a few are noise, more mean something is there
-        # that the detector does not understand (a dropped chip on edge, a lighter, a coin).
-        stray_share = stray / float(geo.core.sum())
-        if stray_share > 0.01:
-            confidence = min(confidence, 1.0 - 20 * (stray_share - 0.01))
+                if conf < confidence:
+                    confidence = conf
+                if note:
+                    notes.append(note)
         chips: dict[int, int] = {}
         for stack in stacks:
             for v in stack:
@@ -258,180 +321,426 @@ class ChipDetector:
             box,
             amount,
             dict(sorted(chips.items())),
-            round(max(0.0, float(confidence)), 4),
+            float(np.clip(confidence, 0.0, 1.0)),
             tuple(stacks),
-            "",
+            "; ".join(dict.fromkeys(notes)),
         )
 
     def _read_stack(
         self,
-        geo: _BoxGeometry,
-        norm: _Balanced,
-        labels: U8Array,
-        cc: npt.NDArray[np.int32],
-        label: int,
-        xa: float,
-        xb: float,
-        ya: int,
-        yb: int,
-    ) -> tuple[tuple[int, ...], float]:
+        refl: F32Array,
+        bgdiff: F32Array,
+        mask: npt.NDArray[np.bool_],
+        view: BoxView,
+        xa: int,
+        xb: int,
+        scale: float,
+    ) -> tuple[tuple[int, ...], float, str]:
         lay = self.cfg.layout
-        ppm = self.cfg.work_px_per_mm
-        d_px = lay.chip_diameter_mm * ppm
-        step = geo.area.chip_step_mm * ppm
-        cx = (xa + xb) / 2
-        half = max(1, round(d_px / 14))
-        c0, c1 = max(0, round(cx) - half), min(cc.shape[1], round(cx) + half + 1)
-        occupancy = (cc[ya:yb, c0:c1] == label).mean(axis=1)
+        ppm = view.ppm
+        r_mm = lay.chip_diameter_mm / 2
+        r_px = r_mm * ppm
+        chip_h = self.chip_height_mm
+        uc = (xa + xb - 1) / 2
+        half = max(1, round(0.3 * r_px))
+        c0, c1 = max(0, round(uc) - half), min(mask.shape[1], round(uc) + half + 1)
+        occupancy = mask[:, c0:c1].mean(axis=1)
         rows = np.flatnonzero(occupancy > 0.5)
         if rows.size == 0:
-            return (), 0.0
-        top, bottom = self._edges(geo, norm, c0, c1, ya + int(rows[0]), ya + int(rows[-1]) + 1)
-        exact = ((bottom - top) - d_px) / step
+            return (), 0.0, "a stack could not be read"
+        # Edges where the colour is half way from the cloth's to the chip's (a blur mixes the
+        # two in proportion, so the half-way point stays where the edge is), on the columns
+        # across the middle of the stack straightened along the rim's curve.
+        front = _straight(bgdiff, uc, half, r_px, +1).mean(axis=1)
+        bottom = _crossing(front, int(rows[-1]), +1, reach=8)
+        base = view.layout_of(uc, bottom - r_px)
+        top = _crossing(bgdiff[:, round(uc)], int(rows[0]), -1)
+        z_top = view.height_at_row(base, top, -1, r_mm)
+        # The face is larger than the foot by the parallax's enlargement: its far rim's curve.
+        k = view.height_mm / max(view.height_mm - z_top, 1.0)
+        back = _straight(bgdiff, uc, half, r_px * k, -1).mean(axis=1)
+        top = _crossing(back, int(rows[0]), -1)
+        z_top = view.height_at_row(base, top, -1, r_mm)
+        exact = z_top / chip_h
+        # The mask's top and the refined edge must be the same edge (not the printed ring,
+        # a shadow or a neighbour's rim between them).
+        step = max(view.step_px(base, chip_h, r_mm), 1.0)
+        top_gap = abs(float(rows[0]) - top)
         n = round(exact)
-        # A stack whose height is near a half step between two counts is in doubt.
-        # (Video codecs halve the colour resolution, so a colour-only edge such as purple on
-        # blue felt can sit a pixel off: up to a quarter step is taken as exact.)
-        fit = float(np.clip(1.0 - (abs(exact - n) - 0.25) / 0.25, 0.0, 1.0))
         if n < 1:
             if exact < 0.4:
-                return (), 0.0
+                return (), 0.0, "a flat thing in the box"
             n = 1
         if n > lay.max_stack:
-            return (), 0.0
-        wx = max(2, round(d_px / 5))
-        x0, x1 = max(0, round(cx) - wx), min(labels.shape[1], round(cx) + wx + 1)
-        band_half = max(1, round(step * 0.15))
-        values: list[int] = []
-        conf = fit
+            return (), 0.0, f"a stack taller than {lay.max_stack} chips"
+        # The width of the stack's foot: a chip's, or something else.
+        conf, note = 1.0, ""
+        width = (xb - xa) / ppm
+        if abs(width - 2 * r_mm) > 0.3 * 2 * r_mm:
+            conf, note = 0.3, "stack not as wide as a chip"
+        # The count is the height's: from the near rim of the bottom chip to the far rim of
+        # the top face, through the camera's pose. The mask's edges must be the same edges
+        # as the refined ones (not the printed ring, a shadow or a chip as dark as the cloth
+        # between them), and the height near a whole number of chips; half way between two,
+        # the step from the shaded sides to the lit face, where each count puts it, decides.
+        strip = _straight(refl, uc, round(0.6 * r_px), r_px, +1)
+        profile = np.median(strip, axis=1).astype(np.float64)
+        off = abs(exact - n)
+        known = self._survey[0].get(view.area.box) if self._survey is not None else None
+        if known is not None:
+            n, off = known, 0.0
+        if off > 0.3:
+            low, high = max(1, math.floor(exact)), min(lay.max_stack, math.ceil(exact))
+            steps = {
+                c: _face_step(profile, view.rim_row(base, c * chip_h, +1, r_mm), step)
+                for c in {low, high}
+            }
+            n = max(steps, key=lambda c: steps[c])
+            lead = abs(steps[high] - steps[low]) / max(max(steps.values()), 1e-6)
+            c_count = 0.85 * float(np.clip((lead - 0.3) / 0.3, 0.0, 1.0))
+            c_count *= float(np.clip((0.75 - abs(exact - n)) / 0.25, 0.0, 1.0))
+        else:
+            c_count = 1.0
+        if c_count < conf:
+            conf, note = c_count, "stack height between two counts"
+        bottom_gap = abs(float(rows[-1]) - bottom)
+        c_edges = float(
+            np.clip(1.0 - (max(top_gap, bottom_gap) - 0.6 * step) / (0.4 * step), 0.0, 1.0)
+        )
+        if c_edges < conf:
+            conf, note = c_edges, "the stack's edges are unclear"
+        # The bands: the stack's middle, straightened along the rim's curve, row by row (the
+        # median across a row leaves out the edge spots), fitted as bands of one colour each
+        # between the rims the pose puts them at, blurred as the frame is (so a thin band's
+        # colour is not its neighbours').
+        rims = [view.rim_row(base, i * chip_h, +1, r_mm) for i in range(n + 1)]
+        fit = _fit_bands(profile, rims, view.rim_row(base, n * chip_h, -1, r_mm), bottom)
+        if fit is None:
+            return (), 0.0, "a chip's band is out of view"
+        medians, plain = fit[1][:n], fit[1][n:]
+        if self._survey is not None and known is not None:
+            far_k = view.rim_row(base, n * chip_h, -1, r_mm)
+            near_k = view.rim_row(base, n * chip_h, +1, r_mm)
+            face_k = _face_pixels(refl, uc, (far_k + near_k) / 2, (near_k - far_k) / 2)
+            tx, ty = view.toward
+            self._survey[1].append(
+                StackSurvey(
+                    view.area.box,
+                    exact,
+                    medians / max(scale, 1e-6),
+                    None if face_k is None else np.median(face_k, axis=0) / max(scale, 1e-6),
+                    step / ppm,
+                    math.degrees(math.atan2(-ty, -tx)),
+                )
+            )
+        values, clarity = self._band_values(medians, scale)
+        # Unblurred as fitted, and as they plainly are: a band whose chip differs between the
+        # two is one the blur has made up or hidden.
+        if self._band_values(plain, scale)[0] != values:
+            conf, note = min(conf, 0.3), "the bands' colours are uncertain under the blur"
+        # The same bands read again with the stack's rims nudged a third of a step up and
+        # down: a reading that holds only where the rims happen to fall is not a reading.
+        for nudge in (-0.33, 0.33):
+            moved = [r + nudge * step for r in rims]
+            again = _fit_bands(
+                profile, moved, moved[-1] - (rims[-1] - rims[0]), bottom + nudge * step
+            )
+            if again is not None and self._band_values(again[1][:n], scale)[0] != values:
+                conf, note = min(conf, 0.3), "the bands read differently when nudged"
+        # The top face, clear of the inlay in its middle and of the spots at its rim.
+        far = view.rim_row(base, n * chip_h, -1, r_mm)
+        near = view.rim_row(base, n * chip_h, +1, r_mm)
+        face_px = _face_pixels(refl, uc, (far + near) / 2, (near - far) / 2)
+        face_clarity = 0.0
+        if face_px is not None:
+            face = np.median(face_px, axis=0)[None] / max(scale, 1e-6)
+            face_values, face_c = self._classify(face, side=False)
+            face_clarity = float(face_c[0])
+            if face_values[0] != values[-1]:
+                conf, note = min(conf, 0.2), "top chip's side and face disagree"
+            elif face_clarity < conf:
+                conf, note = face_clarity, "the top face's colour is unclear"
+        worst = float(np.min(clarity))
+        if worst < conf:
+            conf, note = worst, "a chip's colour is unclear"
+        return tuple(values), conf, note
+
+    def _band_values(self, medians: FloatArray, scale: float) -> tuple[list[int], FloatArray]:
+        """The chips the bands' colours (bottom first) are, and how clearly each is."""
+        n = len(medians)
+        values, clarity = self._classify(medians / max(scale, 1e-6), side=True)
+        # The sides of one stack share their light: once the chips are known roughly, how
+        # bright this stack's sides are against the side colours sets each band's lightness,
+        # and a band far darker or lighter than its chip would be here is in doubt.
+        shade = float(
+            np.median(
+                _lum(medians / max(scale, 1e-6))
+                / np.maximum(_lum(self._side[[self._values.index(v) for v in values]]), 1e-3)
+            )
+        )
+        values, clarity = self._classify(
+            medians / max(scale * shade, 1e-6), side=True, light_tolerance=1.45
+        )
+        # A chip unlike both its neighbours (one white band in a stack of reds) is what a
+        # blurred edge spot looks like: it must be read far more clearly than the rest.
+        clarity = np.array(clarity, np.float64)
         for i in range(n):
-            yc = round(bottom - (i + 0.5) * step)
-            window = labels[max(yc - band_half, 0) : yc + band_half + 1, x0:x1].ravel()
-            if i == n - 1:
-                face_c = round(bottom - n * step - d_px / 2)
-                fh = max(2, round(d_px / 6))
-                face = labels[max(face_c - fh, 0) : face_c + fh + 1, x0:x1].ravel()
-                window = np.concatenate([window, face])
-            value, c = self._vote(window)
-            values.append(value)
-            conf = min(conf, c)
-        return tuple(values), conf
+            around = [values[j] for j in (i - 1, i + 1) if 0 <= j < n]
+            if around and all(v != values[i] for v in around):
+                clarity[i] = min(clarity[i], float(np.clip((clarity[i] - 0.9) / 0.1, 0, 1)))
+        return values, clarity
 
-    def _edges(
-        self, geo: _BoxGeometry, norm: _Balanced, c0: int, c1: int, top: int, bottom: int
-    ) -> tuple[float, float]:
-        """Sub-pixel top and bottom of a stack: where the column's difference from the felt
-        crosses halfway between the felt outside and the chip just inside."""
-        step = geo.area.chip_step_mm * self.cfg.work_px_per_mm
-        strip = norm.column(c0, c1) / 255.0
-        lab = cv2.cvtColor(strip[None], cv2.COLOR_BGR2Lab)[0]
-        weights = np.array([_L_WEIGHT, 1.0, 1.0], np.float32)
-        d = np.sqrt((((lab - self._felt_lab) * weights) ** 2).sum(axis=1))
-        h = len(d)
+    def _classify(
+        self, colours: FloatArray, *, side: bool, light_tolerance: float = 2.0
+    ) -> tuple[list[int], FloatArray]:
+        """For each colour (N x 3, reflectance), the chip whose face (or side) it is nearest,
+        and how clearly (0..1).
 
-        def level(a: float, b: float) -> float:
-            lo, hi = max(0, round(a)), min(h, round(b))
-            return float(np.median(d[lo:hi])) if hi > lo else 0.0
-
-        def crossing(start: int, stop: int, inward: int, threshold: float) -> float | None:
-            # walk from outside (start) inwards to the first sample above threshold
-            y = start
-            while 0 <= y < h and y != stop:
-                nxt = y + inward
-                if 0 <= nxt < h and d[y] <= threshold < d[nxt]:
-                    frac = (threshold - d[y]) / max(float(d[nxt] - d[y]), 1e-6)
-                    return float(y + inward * frac)
-                y = nxt
-            return None
-
-        reach = max(3, round(step * 1.0))
-        t_in = level(top + 2, top + 2 + step)
-        t_out = level(top - 2 - reach, top - 2)
-        t = crossing(top - reach, top + reach, 1, (t_in + t_out) / 2)
-        b_in = level(bottom - 0.8 * step, bottom - 0.2 * step)
-        b_out = level(bottom + 2, bottom + 2 + reach)
-        b = crossing(bottom + reach, bottom - reach, -1, (b_in + b_out) / 2)
-        # Sample y covers [y, y + 1): its centre is y + 0.5. A refined edge far from the coarse
-        # one has caught something else (the printed circle, a neighbour): keep the coarse one.
-        t_edge = t + 0.5 if t is not None and abs(t + 0.5 - top) <= 2.0 else float(top)
-        b_edge = b + 0.5 if b is not None and abs(b + 0.5 - bottom) <= 2.0 else float(bottom)
-        return t_edge, b_edge
-
-    def _vote(self, window: U8Array) -> tuple[int, float]:
-        """The chip value most pixels of the window show, and the margin of its win."""
-        counts = np.bincount(window, minlength=FIRST_CHIP + len(self._values))[FIRST_CHIP:]
-        order = np.argsort(counts)[::-1]
-        first = int(counts[order[0]])
-        second = int(counts[order[1]]) if len(order) > 1 else 0
-        if first == 0:
-            return self._values[0], 0.0
-        # Edge inserts, seams and blur take a share of any window: the winner against the
-        # runner-up decides, and a lead of a quarter of their votes is a clear win.
-        margin = (first - second) / (first + second)
-        return self._values[int(order[0])], float(np.clip(margin / 0.25, 0.0, 1.0))
+        Colours are compared by hue and saturation, which shading leaves alone: a shaded side
+        is darker, not another hue, and the edge spots blurred into a band wash its colour
+        out towards grey without turning it. Only the greys (white, black chips) are told
+        apart by lightness, against the cloth's."""
+        refs = self._side if side else self._face
+        colours = np.maximum(colours, 0.0)
+        o = _chroma(colours) - 1 / 3
+        m = _chroma(refs) - 1 / 3
+        sat_o = np.linalg.norm(o, axis=1)
+        sat_m = np.linalg.norm(m, axis=1)
+        cos = (o @ m.T) / np.maximum(sat_o[:, None] * sat_m[None, :], 1e-9)
+        hue = np.arccos(np.clip(cos, -1.0, 1.0)) / (math.pi / 4)
+        ratio = np.log(np.maximum(sat_o[:, None], 1e-3) / sat_m[None, :])
+        coloured = sat_m[None, :] > _GREY_SAT
+        lum_o, lum_m = _lum(colours), _lum(refs)
+        d_light = np.abs(np.log((lum_o[:, None] + 0.01) / (lum_m[None, :] + 0.01))) / math.log(3)
+        # A coloured chip's lightness varies with its shading, but not by more than about
+        # twice (less once the stack's own shading is known): a band much darker is a dark
+        # chip with a neighbour's colour blurred into it.
+        d_colour = (
+            hue
+            + 0.6 * np.abs(ratio)
+            + np.where(ratio < math.log(0.35), 3.0, 0.0)
+            + 2.0 * np.maximum(0.0, d_light - math.log(light_tolerance) / math.log(3))
+        )
+        # A dark colour's chromaticity is mostly noise and its neighbours' light: a black
+        # chip's is weighed by how light it is.
+        sat_eff = sat_o * np.minimum(1.0, np.maximum(lum_o, 0.0) / 0.25) ** 1.5
+        d_grey = sat_eff[:, None] / _GREY_SAT + d_light
+        dists = np.where(coloured, d_colour, d_grey)
+        order = np.argsort(dists, axis=1)
+        rows = np.arange(len(colours))
+        best, second = dists[rows, order[:, 0]], dists[rows, order[:, 1]]
+        # A face is a large even patch, a side band a thin strip of two colours: a face
+        # needs less of a lead to be clear.
+        margin = _MARGIN if side else _FACE_MARGIN
+        clarity = np.minimum(
+            np.clip((second - best) / margin, 0.0, 1.0), np.clip((_FIT - best) / 0.5, 0.0, 1.0)
+        )
+        return [self._values[int(i)] for i in order[:, 0]], clarity
 
 
-@dataclass(frozen=True)
-class _Balanced:
-    """A box image white-balanced against its felt, computed only where it is needed."""
-
-    patch: U8Array
-    gains: F32Array
-    ink: npt.NDArray[np.bool_]  # the printed circle, shown as felt
-    felt: F32Array
-
-    def column(self, c0: int, c1: int) -> F32Array:
-        cols = np.clip(self.patch[:, c0:c1].astype(np.float32) * self.gains, 0, 255)
-        cols[self.ink[:, c0:c1]] = self.felt
-        return np.asarray(cols.mean(axis=1), np.float32)
-
-
-def _merge_columns(
-    n: int, cc: npt.NDArray[np.int32], stats: npt.NDArray[np.int32], gap: float
-) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32]]:
-    """Join pieces of one stack that a printed line or a dark seam cut apart: components that
-    share most of their width and lie one above the other within ``gap``."""
-    if n <= 2:
-        return n, cc, stats
-    parent = list(range(n))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    boxes = [tuple(int(v) for v in stats[i][:4]) for i in range(n)]
-    for i in range(1, n):
-        xi, yi, wi, hi = boxes[i]
-        for j in range(i + 1, n):
-            xj, yj, wj, hj = boxes[j]
-            overlap = min(xi + wi, xj + wj) - max(xi, xj)
-            if overlap < 0.6 * min(wi, wj):
-                continue
-            vgap = max(yi, yj) - min(yi + hi, yj + hj)
-            if vgap <= gap:
-                parent[find(j)] = find(i)
-    roots = sorted({find(i) for i in range(1, n)})
-    if len(roots) == n - 1:
-        return n, cc, stats
-    remap = np.zeros(n, np.int32)
-    for new, root in enumerate(roots, start=1):
-        for i in range(1, n):
-            if find(i) == root:
-                remap[i] = new
-    merged = remap[cc]
-    out = np.zeros((len(roots) + 1, 5), np.int32)
-    for new in range(1, len(roots) + 1):
-        members = [i for i in range(1, n) if remap[i] == new]
-        x0 = min(boxes[i][0] for i in members)
-        y0 = min(boxes[i][1] for i in members)
-        x1 = max(boxes[i][0] + boxes[i][2] for i in members)
-        y1 = max(boxes[i][1] + boxes[i][3] for i in members)
-        out[new] = (x0, y0, x1 - x0, y1 - y0, sum(int(stats[i][4]) for i in members))
-    return len(roots) + 1, merged, out
+def printed_white(frame: U8Array, fix: LayoutFix) -> FloatArray:
+    """The printed white as the camera sees it now: the light modules of the fiducials."""
+    samples = []
+    h, w = frame.shape[:2]
+    for corners in fix.corners_px.values():
+        x0, y0 = np.floor(corners.min(axis=0)).astype(int)
+        x1, y1 = np.ceil(corners.max(axis=0)).astype(int) + 1
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+        if x1 - x0 < 4 or y1 - y0 < 4:
+            continue
+        crop = frame[y0:y1:2, x0:x1:2].reshape(-1, 3)
+        grey = crop.astype(np.int32).sum(axis=1)
+        cut = np.partition(grey, int(0.8 * (len(grey) - 1)))[int(0.8 * (len(grey) - 1))]
+        samples.append(np.median(crop[grey >= cut], axis=0).astype(np.float64))
+    if not samples:
+        return np.array([235.0, 235.0, 235.0])
+    return np.asarray(np.maximum(np.median(np.array(samples), axis=0), 8.0), np.float64)
 
 
-def _chroma(bgr: F32Array) -> F32Array:
-    s = bgr.sum(axis=-1, keepdims=True) + 1.0
-    return np.asarray(bgr[..., :2] / s, np.float32)
+def _cloth_distance(
+    image: F32Array, felt: FloatArray, darkest: float = 0.0
+) -> tuple[F32Array, F32Array]:
+    """Per pixel: how far its colour is from the cloth's, lit more or less (a * felt, with
+    a at least ``darkest``: a shadow deeper than that is no longer the cloth's colour, as a
+    black chip is not), and that lightness ``a`` (a shadow: below 1)."""
+    f = np.asarray(felt, np.float64)
+    a = cv2.transform(image, (f / max(float(f @ f), 1e-9))[None].astype(np.float32))
+    a = np.maximum(a, darkest)
+    nearest = a[..., None] * f.astype(np.float32)
+    diff = image - nearest
+    away = np.sqrt((diff * diff).sum(axis=-1))
+    return np.asarray(away, np.float32), np.asarray(a, np.float32)
+
+
+def _distance(image: F32Array, colour: F32Array) -> F32Array:
+    """Euclidean distance of each pixel of a 3-channel float image from ``colour``."""
+    d = cv2.subtract(image, np.array([*colour.tolist(), 0.0], np.float64))
+    return np.asarray(
+        cv2.sqrt(cv2.transform(cv2.multiply(d, d), np.ones((1, 3), np.float32))), np.float32
+    )
+
+
+def _segment_distance(
+    points: npt.NDArray[np.floating[Any]],
+    a: npt.NDArray[np.floating[Any]],
+    b: npt.NDArray[np.floating[Any]],
+) -> F32Array:
+    """Distance of each point (N x 3) from the segment a-b."""
+    pts = np.asarray(points, np.float32).reshape(-1, 1, 3)
+    if len(pts) == 0:
+        return np.zeros(0, np.float32)
+    ab = np.asarray(b - a, np.float64)
+    length2 = max(float(ab @ ab), 1e-12)
+    t = cv2.transform(pts, (ab / length2)[None]).reshape(-1) - np.float32(
+        float(np.asarray(a, np.float64) @ ab) / length2
+    )
+    t = np.clip(t, 0.0, 1.0)
+    closest = np.asarray(a, np.float32)[None, :] + t[:, None] * np.asarray(ab, np.float32)[None, :]
+    d = pts.reshape(-1, 3) - closest
+    return np.asarray(np.sqrt(np.einsum("ij,ij->i", d, d)), np.float32)
+
+
+def _crossing(
+    profile: npt.NDArray[np.floating[Any]],
+    start: int,
+    direction: int,
+    reach: int = 20,
+    quantile: float = 75,
+) -> float:
+    """Sub-pixel row of the edge nearest ``start`` where ``profile`` (a difference from the
+    cloth) is half way between the chip's, inside, and the cloth's, beyond it in
+    ``direction``."""
+    n = len(profile)
+    # Far enough in and out that a soft edge does not reach: the chip's level is the upper
+    # quartile inside (seams and spots pull the median down), the cloth's the median beyond.
+    back = [start - direction * j for j in range(2, reach + 1) if 0 <= start - direction * j < n]
+    beyond = [start + direction * j for j in range(4, 11) if 0 <= start + direction * j < n]
+    inside = float(np.percentile(profile[back], quantile)) if back else float(profile[start])
+    outside = float(np.median(profile[beyond])) if beyond else 0.0
+    level = (inside + outside) / 2
+    # From just beyond the edge, inwards to the first row above the level.
+    y = min(max(start + 3 * direction, 0), n - 1)
+    for _ in range(40):
+        if profile[y] > level or not 0 <= y - direction < n:
+            break
+        y -= direction
+    nxt = y + direction
+    if not (0 <= nxt < n) or profile[y] <= level:
+        return float(start)
+    while 0 <= nxt + direction < n and profile[nxt] > level:
+        y, nxt = nxt, nxt + direction
+    a, b = float(profile[y]), float(profile[nxt])
+    frac = (a - level) / max(a - b, 1e-6)
+    return float(y + direction * np.clip(frac, 0.0, 1.0))
+
+
+def _split_columns(mask: npt.NDArray[np.bool_], d_px: float) -> list[tuple[int, int]] | None:
+    """The column ranges of the stacks in one blob: one or two chips wide, else None."""
+    w = mask.shape[1]
+    k = round(w / d_px)
+    if k <= 1:
+        return [(0, w)] if w <= 1.35 * d_px else None
+    if k == 2 and w <= 2.5 * d_px:
+        # Two stacks touching: split at the narrowest column near the middle.
+        heights = mask.sum(axis=0).astype(np.float64)
+        mid = w // 2
+        lo, hi = max(1, mid - round(0.25 * d_px)), min(w - 1, mid + round(0.25 * d_px))
+        cut = lo + int(np.argmin(heights[lo:hi]))
+        return [(0, cut), (cut, w)]
+    return None
+
+
+_BLURS = (0.01, 0.8, 1.4, 2.0, 2.8)  # blur widths (rows, Gaussian sigma) tried
+
+
+def _fit_bands(
+    profile: FloatArray,
+    rims: list[float],
+    far_rim: float,
+    bottom: float,
+    blurs: tuple[float, ...] = _BLURS,
+) -> tuple[float, FloatArray, float] | None:
+    """Fit the row profile (rows x 3) of a stack as: cloth below ``bottom``, one flat colour
+    per band between consecutive ``rims`` (bottom chip first), the top face above (whose
+    ``far_rim`` must lie above its near one), all blurred alike. Returns the least residual
+    per row over the blur widths tried, the bands' colours (bottom first, then their plain
+    means) and that blur width."""
+    n = len(rims) - 1
+    # The window reaches a little way into the face: the whole face, with its inlay and
+    # spots, would be a part no flat colour fits, and more bands would fit it better.
+    y0, y1 = math.floor(rims[-1] - 6.0), math.ceil(bottom + 6.0)
+    if y0 < 0 or y1 >= len(profile) or n < 1 or not far_rim < rims[-1] < bottom:
+        return None
+    ys = np.arange(y0, y1 + 1, dtype=np.float64)
+    # Descending edges: cloth | band 0 | ... | band n-1 | face.
+    edges = [math.inf, bottom, *rims[1:], -math.inf]
+    lo = np.array(edges[1:])[None, :]
+    hi = np.array(edges[:-1])[None, :]
+    # Exact overlap of each pixel row [y - 0.5, y + 0.5] with each part.
+    overlap = np.clip(np.minimum(ys[:, None] + 0.5, hi) - np.maximum(ys[:, None] - 0.5, lo), 0, 1)
+    target = profile[y0 : y1 + 1]
+    # Each part's plain mean colour is the fit's prior: a band the blur hides almost wholly
+    # keeps its own mean rather than taking any value that balances its neighbours.
+    weight = overlap.sum(axis=0)
+    prior = (overlap.T @ target) / np.maximum(weight, 1e-6)[:, None]
+    lam = 0.02 * np.eye(overlap.shape[1])
+    best: tuple[float, FloatArray, float] | None = None
+    for sigma in blurs:
+        radius = max(1, math.ceil(3 * sigma))
+        a = np.asarray(
+            cv2.GaussianBlur(
+                overlap,
+                (1, 2 * radius + 1),
+                sigmaX=0,
+                sigmaY=sigma,
+                borderType=cv2.BORDER_REPLICATE,
+            ),
+            np.float64,
+        )
+        coef = np.linalg.solve(a.T @ a + lam, a.T @ target + lam @ prior)
+        resid = float(((a @ coef - target) ** 2).sum()) / len(ys)
+        if best is None or resid < best[0]:
+            best = (resid, np.clip(coef[1 : n + 1], 0.0, 1.5), sigma)
+    if best is None:
+        return None
+    # The bands' plain means ride along as a fourth item for a cross-check.
+    return best[0], np.vstack([best[1], prior[1 : n + 1]]), best[2]
+
+
+def _face_step(profile: FloatArray, rim: float, step: float) -> float:
+    """How much lighter the profile is just above ``rim`` (the top face) than just below
+    it (the top chip's shaded side)."""
+    lum = profile @ np.array([0.114, 0.587, 0.299])
+    span = max(1, round(0.8 * step))
+    r = round(rim)
+    above = lum[max(0, r - span - 1) : max(0, r - 1)]
+    below = lum[r + 1 : r + span + 1]
+    if not len(above) or not len(below):
+        return 0.0
+    return float(above.mean() - below.mean())
+
+
+def _straight(image: F32Array, uc: float, half: int, r_px: float, side: int) -> F32Array:
+    """Columns ``uc - half .. uc + half`` of ``image`` shifted so a chip rim of radius
+    ``r_px`` lies level: its near rim (``side`` +1) rises off the centre, its far rim falls."""
+    du = np.arange(-half, half + 1, dtype=np.float32)
+    lift = r_px - np.sqrt(np.maximum(r_px**2 - du**2, 0.0))
+    h = image.shape[0]
+    map_x = np.broadcast_to((round(uc) + du)[None, :], (h, du.size)).astype(np.float32)
+    map_y = (np.arange(h, dtype=np.float32)[:, None] - side * lift[None, :]).astype(np.float32)
+    out = cv2.remap(image, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return np.asarray(out, np.float32)
+
+
+def _face_pixels(refl: F32Array, uc: float, vc: float, r_px: float) -> FloatArray | None:
+    h, w = refl.shape[:2]
+    y0, y1 = math.floor(vc - r_px), math.ceil(vc + r_px) + 1
+    x0, x1 = math.floor(uc - r_px), math.ceil(uc + r_px) + 1
+    if y0 < 0 or x0 < 0 or y1 > h or x1 > w:
+        return None
+    ys, xs = np.mgrid[y0:y1, x0:x1]
+    d = np.hypot(xs - uc, ys - vc) / max(r_px, 1e-6)
+    ring = (d > 0.66) & (d < 0.8)
+    if ring.sum() < 6:
+        ring = d < 0.8
+    return np.asarray(refl[y0:y1, x0:x1][ring], np.float64)

@@ -1,73 +1,48 @@
 """The layout's QR fiducials: drawing them (for the renderer) and finding them in a frame.
 
-Each fiducial is a QR code printed at a known place on the layout. zbar reports the four
-corners of every code it reads together with the code's orientation, so each code read gives
-four layout↔image point pairs; a homography fitted to them maps layout millimetres to frame
-pixels even when the camera has been nudged or turned.
+Each fiducial is a QR code printed at a known place on the layout. zbar reads each code with
+its four corners in the symbol's own order (see ``qr.py``), so every code read gives four
+layout↔image point pairs whatever printer made it and however the camera is turned. From
+them come a homography (layout millimetres to frame pixels) and the camera's pose
+(``pose.py``: where the camera is, so how each box's stacks show).
+
+Between searches a cheap check says whether the codes are still where the fix puts them: each
+code's picture at the time of the fix, shrunk to a few pixels a module, is compared with the
+same place in the new frame. A blurred frame (a fast pan, a knock) still matches at that
+scale, so the last good fix is kept through frames zbar cannot read.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
 import numpy.typing as npt
-from pyzbar import pyzbar
 
 from drivers.camera.config import CameraConfig, FiducialSpec
+from drivers.camera.pose import CameraModel, Intrinsics, fit_camera
+from drivers.camera.qr import read_qr
 
 FloatArray = npt.NDArray[np.float64]
 U8Array = npt.NDArray[np.uint8]
+F32Array = npt.NDArray[np.float32]
+
+_TEMPLATE = 32  # side, in samples, of a code's picture kept for the per-frame check
+_MATCH = 0.1  # correlation (at half the template's scale) of a code still in view
+_SHIFT = 1.0  # samples (about 2 mm of an 80 mm code) a code may seem to move and still count
+_FIT_LIMIT_MM = 6.0  # a fix worse than this drops its worst code, if enough are left
 
 
 def qr_modules(code: str) -> U8Array:
-    """The code's modules as a 0/255 image, one pixel per module, without the quiet zone."""
+    """The code's modules as a 0/255 image, one pixel per module, without the quiet zone
+    (OpenCV's encoder: the renderer prints with it; reading does not depend on it)."""
     encoder = cv2.QRCodeEncoder.create()
     image = np.asarray(encoder.encode(code), dtype=np.uint8)
     dark = np.argwhere(image < 128)
     (top, left), (bottom, right) = dark.min(axis=0), dark.max(axis=0)
     return image[top : bottom + 1, left : right + 1]
-
-
-def _order_corners(grey: U8Array, poly: FloatArray, code: str) -> FloatArray | None:
-    """The code's corners as top-left, bottom-left, bottom-right, top-right of the code itself.
-
-    zbar gives the four corners in an order that depends on how the code lies in the image, so
-    the code's own modules decide: the image inside the polygon is sampled on the module grid
-    for each of the eight ways round and compared with the modules the code must have.
-    """
-    modules = _modules_cached(code)
-    n = modules.shape[0]
-    cell = 4
-    size = n * cell
-    target = np.array(
-        [[0, 0], [0, size], [size, size], [size, 0]], np.float32
-    )  # TL, BL, BR, TR of the sampled grid
-    expected = modules < 128
-    best: tuple[float, FloatArray] | None = None
-    for order in (poly, poly[::-1]):
-        for shift in range(4):
-            cand = np.roll(order, -shift, axis=0)
-            m = cv2.getPerspectiveTransform(cand.astype(np.float32), target)
-            warped = cv2.warpPerspective(grey, m, (size, size), flags=cv2.INTER_LINEAR)
-            cells = warped.reshape(n, cell, n, cell)[:, 1:3, :, 1:3].mean(axis=(1, 3))
-            dark = cells < (float(cells.max()) + float(cells.min())) / 2
-            score = float((dark == expected).mean())
-            if best is None or score > best[0]:
-                best = (score, cand)
-    if best is None or best[0] < 0.8:
-        return None
-    return best[1]
-
-
-_MODULES: dict[str, U8Array] = {}
-
-
-def _modules_cached(code: str) -> U8Array:
-    if code not in _MODULES:
-        _MODULES[code] = qr_modules(code)
-    return _MODULES[code]
 
 
 def fiducial_corners_mm(fid: FiducialSpec) -> FloatArray:
@@ -79,16 +54,25 @@ def fiducial_corners_mm(fid: FiducialSpec) -> FloatArray:
 
 @dataclass(frozen=True)
 class LayoutFix:
-    """Where the layout is in the frame: the homography from layout mm to frame pixels."""
+    """Where the layout is in the frame: the homography from layout mm to frame pixels, and
+    the camera's pose when it could be fitted."""
 
-    homography: FloatArray  # 3x3, layout mm -> image px
+    homography: FloatArray  # 3x3, layout mm -> image px (the cloth's plane, no distortion)
     found: tuple[str, ...]  # the codes read
     corners_px: dict[str, FloatArray]  # code -> its 4 corners in the image (TL, BL, BR, TR)
     error_mm: float  # worst distance between a fiducial corner and where the fix puts it
+    camera: CameraModel | None = None
+    templates: dict[str, F32Array] = field(default_factory=dict, repr=False)
 
-    def to_image(self, points_mm: FloatArray) -> FloatArray:
-        pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 1, 2)
-        return np.asarray(cv2.perspectiveTransform(pts, self.homography), np.float64).reshape(-1, 2)
+    def to_image(self, points_mm: FloatArray, height_mm: float = 0.0) -> FloatArray:
+        """Frame pixels of layout points (N x 2), on the cloth or ``height_mm`` above it."""
+        pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
+        if self.camera is not None:
+            xyz = np.column_stack([pts, np.full(len(pts), height_mm)])
+            return self.camera.project(xyz)
+        return np.asarray(
+            cv2.perspectiveTransform(pts.reshape(-1, 1, 2), self.homography), np.float64
+        ).reshape(-1, 2)
 
 
 @dataclass(frozen=True)
@@ -99,80 +83,184 @@ class FiducialSearch:
     reason: str  # why there is no fix ("" when there is one)
 
 
-def locate_layout(frame: U8Array, cfg: CameraConfig) -> FiducialSearch:
-    """Read the fiducials in ``frame`` (BGR or grey) and fit the layout homography."""
-    grey = np.asarray(
+def _grey(frame: U8Array) -> U8Array:
+    return np.asarray(
         frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), np.uint8
     )
+
+
+def _sharpened(grey: U8Array, scale: float) -> U8Array:
+    """The image enlarged ``scale`` times and sharpened (soft focus, motion blur, codes a
+    few pixels a module)."""
+    big = (
+        grey
+        if scale == 1
+        else cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+    )
+    soft = cv2.GaussianBlur(big, (0, 0), 1.5 * scale)
+    return np.asarray(cv2.addWeighted(big, 2.0, soft, -1.0, 0), np.uint8)
+
+
+def locate_layout(frame: U8Array, cfg: CameraConfig) -> FiducialSearch:
+    """Read the fiducials in ``frame`` (BGR or grey) and fit the layout and the camera."""
+    grey = _grey(frame)
     by_code = {f.code: f for f in cfg.fiducials}
-    symbols = [(s, 1.0) for s in pyzbar.decode(grey, symbols=[pyzbar.ZBarSymbol.QRCODE])]
-    seen = {s.data.decode("utf-8", errors="replace") for s, _ in symbols}
-    if not set(by_code) <= seen:
-        # Small or soft codes: a second look at twice the size finds most of the rest.
-        big = cv2.resize(grey, None, fx=2, fy=2, interpolation=cv2.INTER_CUBIC)
-        symbols += [(s, 0.5) for s in pyzbar.decode(big, symbols=[pyzbar.ZBarSymbol.QRCODE])]
-    src: list[FloatArray] = []
-    dst: list[FloatArray] = []
-    found: list[str] = []
-    unknown: list[str] = []
     corners_px: dict[str, FloatArray] = {}
-    for sym, scale in symbols:
-        text = sym.data.decode("utf-8", errors="replace")
-        fid = by_code.get(text)
-        if fid is None:
-            unknown.append(text)
-            continue
-        if text in corners_px or len(sym.polygon) != 4:
-            continue
-        raw = np.array([[p.x, p.y] for p in sym.polygon], np.float64) * scale
-        poly = _order_corners(grey, raw, text)
-        if poly is None:
-            continue
-        src.append(fiducial_corners_mm(fid))
-        dst.append(poly)
-        corners_px[text] = poly
-        found.append(text)
-    found_t, unknown_t = tuple(found), tuple(unknown)
+    unknown: list[str] = []
+
+    def take_all(image: U8Array, scale: float, offset: tuple[int, int] = (0, 0)) -> None:
+        for sym in read_qr(image):
+            if sym.text not in by_code:
+                if sym.text not in unknown:
+                    unknown.append(sym.text)
+                continue
+            if sym.text not in corners_px:
+                # zbar gives corners on pixel boundaries; OpenCV counts from pixel centres.
+                corners_px[sym.text] = (sym.corners / scale + np.array(offset)) - 0.5
+
+    def look_where_missing() -> None:
+        # The codes still missing (small, far, soft): where the ones read put them, enlarged.
+        rough = _fit([c for c in by_code if c in corners_px], corners_px, by_code)
+        if rough is None:
+            return
+        for fid in cfg.fiducials:
+            if fid.code in corners_px:
+                continue
+            where = cv2.perspectiveTransform(
+                fiducial_corners_mm(fid).reshape(-1, 1, 2), rough[0]
+            ).reshape(-1, 2)
+            # One code alone places the others only roughly: a wider margin then.
+            spread = 0.6 if len(corners_px) > 1 else 1.5
+            pad = spread * float(np.ptp(where, axis=0).max()) + 8
+            x0, y0 = np.floor(where.min(axis=0) - pad).astype(int)
+            x1, y1 = np.ceil(where.max(axis=0) + pad).astype(int)
+            x0, y0 = max(x0, 0), max(y0, 0)
+            x1, y1 = min(x1, grey.shape[1]), min(y1, grey.shape[0])
+            if x1 - x0 >= 8 and y1 - y0 >= 8:
+                take_all(_sharpened(grey[y0:y1, x0:x1], 2.5), 2.5, (x0, y0))
+
+    take_all(grey, 1.0)
+    if not corners_px:
+        take_all(_sharpened(grey, 1.0), 1.0)
+    if len(corners_px) < len(by_code):
+        look_where_missing()
+    if len(corners_px) < cfg.min_fiducials:
+        take_all(_sharpened(grey, 2.0), 2.0)
+        look_where_missing()
+    codes = [f.code for f in cfg.fiducials if f.code in corners_px]
     need = cfg.min_fiducials
-    if len(found) < need:
-        reason = f"fiducials not found: read {len(found)} of {len(cfg.fiducials)} (need {need})"
-        return FiducialSearch(None, found_t, unknown_t, reason)
-    src_a = np.concatenate(src).astype(np.float64)
-    dst_a = np.concatenate(dst).astype(np.float64)
-    if len(src_a) < 4:
-        reason = f"fiducials not found: {len(src_a)} usable points from {len(found)} codes"
-        return FiducialSearch(None, found_t, unknown_t, reason)
-    h, _ = cv2.findHomography(src_a, dst_a, 0)
-    if h is None:
-        return FiducialSearch(None, found_t, unknown_t, "fiducials not found: degenerate fit")
-    h = np.asarray(h, dtype=np.float64)
-    # Residual, measured back in layout millimetres.
-    inv = np.linalg.inv(h)
-    back = cv2.perspectiveTransform(dst_a.reshape(-1, 1, 2), inv).reshape(-1, 2)
-    error = float(np.max(np.linalg.norm(back - src_a, axis=1)))
-    fix = LayoutFix(np.asarray(h, np.float64), found_t, corners_px, error)
-    return FiducialSearch(fix, found_t, unknown_t, "")
+    unknown_t = tuple(unknown)
+    if len(codes) < need:
+        reason = f"fiducials not found: read {len(codes)} of {len(cfg.fiducials)} (need {need})"
+        return FiducialSearch(None, tuple(codes), unknown_t, reason)
+    fitted = _fit(codes, corners_px, by_code)
+    while fitted is not None and fitted[1] > _FIT_LIMIT_MM and len(codes) > need:
+        # One code read in the wrong place (a reflection, a code stuck on top): leave out the
+        # one whose absence fits the rest best.
+        trials = [
+            (
+                [c for c in codes if c != drop],
+                _fit([c for c in codes if c != drop], corners_px, by_code),
+            )
+            for drop in codes
+        ]
+        trials = [(c, f) for c, f in trials if f is not None]
+        if not trials:
+            break
+        codes, fitted = min(trials, key=lambda t: t[1][1] if t[1] is not None else np.inf)
+    if fitted is None:
+        return FiducialSearch(None, tuple(codes), unknown_t, "fiducials not found: degenerate fit")
+    h, error = fitted
+    src = np.concatenate([fiducial_corners_mm(by_code[c]) for c in codes])
+    dst = np.concatenate([corners_px[c] for c in codes])
+    size = (grey.shape[1], grey.shape[0])
+    known = None
+    if cfg.learned is not None and cfg.learned.focal_px is not None:
+        known = Intrinsics(cfg.learned.focal_px, cfg.learned.k1, cfg.learned.width)
+    camera = fit_camera(src, dst, size, known)
+    if camera is None and known is None:
+        camera = fit_camera(src, dst, size, Intrinsics(float(size[0]), 0.0, size[0]))
+    if camera is not None:
+        error = min(error, _camera_error_mm(camera, src, dst, h))
+    kept = {c: corners_px[c] for c in codes}
+    templates = {c: t for c in codes if (t := _template(grey, kept[c])) is not None}
+    fix = LayoutFix(h, tuple(codes), kept, error, camera, templates)
+    return FiducialSearch(fix, tuple(codes), unknown_t, "")
+
+
+def _fit(
+    codes: list[str], corners_px: dict[str, FloatArray], by_code: dict[str, FiducialSpec]
+) -> tuple[FloatArray, float] | None:
+    if not codes:
+        return None
+    src = np.concatenate([fiducial_corners_mm(by_code[c]) for c in codes]).astype(np.float64)
+    dst = np.concatenate([corners_px[c] for c in codes]).astype(np.float64)
+    h, _ = cv2.findHomography(src, dst, 0)
+    if h is None or abs(float(np.linalg.det(h))) < 1e-12:
+        return None
+    hom = np.asarray(h, np.float64)
+    back = cv2.perspectiveTransform(dst.reshape(-1, 1, 2), np.linalg.inv(hom)).reshape(-1, 2)
+    return hom, float(np.max(np.linalg.norm(back - src, axis=1)))
+
+
+def _camera_error_mm(camera: CameraModel, src: FloatArray, dst: FloatArray, h: FloatArray) -> float:
+    """The camera fit's worst corner error, in layout mm (pixels over the local scale)."""
+    xyz = np.column_stack([src, np.zeros(len(src))])
+    err_px = np.linalg.norm(camera.project(xyz) - dst, axis=1)
+    step = (src + np.array([1.0, 0.0])).reshape(-1, 1, 2)
+    ahead = cv2.perspectiveTransform(step, h).reshape(-1, 2)
+    here = cv2.perspectiveTransform(src.reshape(-1, 1, 2), h).reshape(-1, 2)
+    px_per_mm = np.maximum(np.linalg.norm(ahead - here, axis=1), 1e-6)
+    return float(np.max(err_px / px_per_mm))
+
+
+def _template(grey: U8Array, corners: FloatArray) -> F32Array | None:
+    """The code's area resampled to ``_TEMPLATE`` samples a side (smoothed to that scale)."""
+    side = float(np.mean(np.linalg.norm(np.roll(corners, -1, axis=0) - corners, axis=1)))
+    target = (
+        np.array([[0, 0], [0, _TEMPLATE], [_TEMPLATE, _TEMPLATE], [_TEMPLATE, 0]], np.float32) - 0.5
+    )
+    m = cv2.getPerspectiveTransform(corners.astype(np.float32), target)
+    sigma = max(0.0, 0.5 * side / _TEMPLATE - 0.5)
+    x0, y0 = np.floor(corners.min(axis=0)).astype(int) - 8
+    x1, y1 = np.ceil(corners.max(axis=0)).astype(int) + 8
+    h, w = grey.shape
+    if x0 < 0 or y0 < 0 or x1 > w or y1 > h:
+        return None
+    crop = grey[y0:y1, x0:x1].astype(np.float32)
+    if sigma > 0.3:
+        crop = np.asarray(cv2.GaussianBlur(crop, (0, 0), sigma), np.float32)
+    shift = np.array([[1, 0, x0], [0, 1, y0], [0, 0, 1]], np.float64)
+    warped = np.asarray(
+        cv2.warpPerspective(crop, m @ shift, (_TEMPLATE, _TEMPLATE), flags=cv2.INTER_LINEAR),
+        np.float32,
+    )
+    if float(warped.std()) < 8:
+        return None  # a flat patch: nothing to compare
+    return warped
 
 
 def verify_fix(grey: U8Array, fix: LayoutFix, cfg: CameraConfig) -> int:
     """How many fiducials are still where ``fix`` puts them (a cheap per-frame check that the
-    camera has not moved): each code's area is sampled on its module grid and compared with
-    the modules it must show."""
+    camera has not moved): each code's picture now is matched against its picture at the
+    fix; it counts if they are alike and not shifted by more than a millimetre or two. Blur
+    makes them less alike but shifts nothing, so a blurred frame keeps the fix; a knock of
+    the camera shifts them, so it does not."""
     good = 0
-    for fid in cfg.fiducials:
-        modules = _modules_cached(fid.code)
-        n = modules.shape[0]
-        cell = 3
-        size = n * cell
-        corners = fix.to_image(fiducial_corners_mm(fid)).astype(np.float32)
-        target = np.array([[0, 0], [0, size], [size, size], [size, 0]], np.float32)
-        m = cv2.getPerspectiveTransform(corners, target)
-        warped = cv2.warpPerspective(grey, m, (size, size), flags=cv2.INTER_LINEAR)
-        cells = warped.reshape(n, cell, n, cell)[:, 1, :, 1]
-        lo, hi = float(cells.min()), float(cells.max())
-        if hi - lo < 30:
+    window = cv2.createHanningWindow((_TEMPLATE, _TEMPLATE), cv2.CV_32F)
+    for code, template in fix.templates.items():
+        now = _template(grey, fix.corners_px[code])
+        if now is None:
             continue
-        dark = cells < (lo + hi) / 2
-        if float((dark == (modules < 128)).mean()) >= 0.85:
+        # Alike at half the scale (a blur's scale), then not shifted at the full one.
+        half = (_TEMPLATE // 2, _TEMPLATE // 2)
+        a = cv2.resize(template, half, interpolation=cv2.INTER_AREA).ravel()
+        b = cv2.resize(now, half, interpolation=cv2.INTER_AREA).ravel()
+        a, b = a - a.mean(), b - b.mean()
+        corr = float(a @ b) / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-9)
+        if corr < _MATCH:
+            continue
+        (dx, dy), _ = cv2.phaseCorrelate(template, now, window)
+        if math.hypot(dx, dy) <= _SHIFT:
             good += 1
     return good

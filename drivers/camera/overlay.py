@@ -53,16 +53,25 @@ def draw_overlay(
         sure = r is not None and r.confidence >= cfg.min_confidence
         colour = _GREEN if sure else _YELLOW
         cv2.polylines(img, [np.round(fix.to_image(ring)).astype(np.int32)], True, colour, 2)
-        up = lay.max_stack * area.chip_step_mm
-        reach = np.array(
+        # Where the top of the tallest stack looked for would show: the face of a chip
+        # max_stack chips up, and the line up to it from the circle's centre.
+        top = lay.max_stack * lay.chip_height_mm
+        face = np.array(
             [
-                (cx - area.radius_mm, cy),
-                (cx - area.radius_mm, cy - area.radius_mm - up),
-                (cx + area.radius_mm, cy - area.radius_mm - up),
-                (cx + area.radius_mm, cy),
+                (
+                    cx + lay.chip_diameter_mm / 2 * math.cos(t),
+                    cy + lay.chip_diameter_mm / 2 * math.sin(t),
+                )
+                for t in np.linspace(0, 2 * math.pi, 32, endpoint=False)
             ]
         )
-        cv2.polylines(img, [np.round(fix.to_image(reach)).astype(np.int32)], False, colour, 1)
+        cv2.polylines(
+            img, [np.round(fix.to_image(face, top)).astype(np.int32)], True, colour, 1, cv2.LINE_AA
+        )
+        axis = np.vstack(
+            [fix.to_image(np.array([[cx, cy]])), fix.to_image(np.array([[cx, cy]]), top)]
+        )
+        cv2.polylines(img, [np.round(axis).astype(np.int32)], False, colour, 1, cv2.LINE_AA)
         anchor = fix.to_image(np.array([[cx - area.radius_mm, cy + area.radius_mm + 14]]))[0]
         x, y = int(anchor[0]), int(anchor[1])
         _text(img, f"box {area.box}", (x, y), _WHITE)

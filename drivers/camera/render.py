@@ -1,10 +1,12 @@
 """A synthetic Pontoon layout as the chip camera would see it, with the true wagers beside it.
 
 The layout (felt, betting circles, QR fiducials) is drawn from the table config in layout
-millimetres, chip stacks are added as the overhead camera sees them from the dealer's side
-(each further chip of a stack shows one ``chip_step_mm`` higher, its edge showing as a band
-with edge inserts, the top chip's face on top), optionally a hand partly over a box, and the
-whole is warped into a camera frame with a random perspective, lighting, blur and noise.
+millimetres, chip stacks are added as a pinhole camera over the dealer's side sees them (each
+chip's disc drawn where that camera's ray meets the cloth, so a stack leans away from the
+camera by its height, each edge showing as a flat band with edge inserts and the top chip's
+face on top), optionally a hand partly over a box, and the whole is photographed: the
+camera's projection, lighting, blur and noise. Chips are flat-coloured bands here, not shaded
+cylinders; ``drivers/camera/scene/`` is the independent renderer written from camera physics.
 
 The renderer shares nothing with the detector except the table config.
 """
@@ -13,8 +15,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,10 @@ _RAIL_BGR = (40, 60, 85)
 
 def _bgr(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
     return (rgb[2], rgb[1], rgb[0])
+
+
+def _shade(colour: npt.NDArray[np.float64], k: float) -> tuple[int, int, int]:
+    return (int(colour[0] * k), int(colour[1] * k), int(colour[2] * k))
 
 
 @dataclass(frozen=True)
@@ -73,21 +79,99 @@ class Scene:
 
 
 @dataclass(frozen=True)
+class Shot:
+    """The renderer's pinhole camera: aimed at ``target_mm`` on the layout from
+    ``distance_mm`` away, ``tilt_deg`` from the vertical, from the dealer's side (``yaw_deg``
+    turns it round the vertical, ``roll_deg`` round its own axis: 180 is upside down)."""
+
+    target_mm: tuple[float, float]
+    tilt_deg: float
+    yaw_deg: float
+    roll_deg: float
+    distance_mm: float
+    focal_px: float
+    size: tuple[int, int]
+
+    def _frame(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        # World axes: layout x, layout y (towards the dealer), z down into the table.
+        t, psi = math.radians(self.tilt_deg), math.radians(self.yaw_deg)
+        forward = np.array([math.sin(t) * math.sin(psi), -math.sin(t) * math.cos(psi), math.cos(t)])
+        right = np.cross([0.0, 0.0, 1.0], forward)
+        right /= np.linalg.norm(right)
+        down = np.cross(forward, right)
+        r = math.radians(self.roll_deg)
+        right, down = (
+            math.cos(r) * right + math.sin(r) * down,
+            -math.sin(r) * right + math.cos(r) * down,
+        )
+        rot = np.stack([right, down, forward])
+        target = np.array([self.target_mm[0], self.target_mm[1], 0.0])
+        return rot, target - self.distance_mm * forward
+
+    @property
+    def position_mm(self) -> tuple[float, float, float]:
+        """Layout x, y under the camera, and its height above the cloth."""
+        _, c = self._frame()
+        return (float(c[0]), float(c[1]), float(-c[2]))
+
+    def project(self, points: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Frame pixels of layout points ``(x, y, height)`` (N x 3, mm)."""
+        rot, c = self._frame()
+        world = np.asarray(points, np.float64).reshape(-1, 3) * [1.0, 1.0, -1.0]
+        cam = (world - c) @ rot.T
+        w, h = self.size
+        return np.stack(
+            [
+                self.focal_px * cam[:, 0] / cam[:, 2] + (w - 1) / 2,
+                self.focal_px * cam[:, 1] / cam[:, 2] + (h - 1) / 2,
+            ],
+            axis=1,
+        )
+
+    def on_cloth(self, x: float, y: float, height: float) -> tuple[float, float]:
+        """The point of the cloth behind ``(x, y, height)`` as the camera sees it."""
+        cx, cy, ch = self.position_mm
+        k = ch / (ch - height)
+        return (cx + (x - cx) * k, cy + (y - cy) * k)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target_mm": [round(v, 2) for v in self.target_mm],
+            "tilt_deg": round(self.tilt_deg, 3),
+            "yaw_deg": round(self.yaw_deg, 3),
+            "roll_deg": round(self.roll_deg, 3),
+            "distance_mm": round(self.distance_mm, 2),
+            "focal_px": round(self.focal_px, 2),
+            "position_mm": [round(v, 2) for v in self.position_mm],
+        }
+
+
+@dataclass(frozen=True)
 class Look:
     """How the camera sees the layout this frame."""
 
-    corners_px: tuple[tuple[float, float], ...]  # layout TL, TR, BR, BL in the frame
+    camera: Shot
     gain: float = 1.0
     cast: tuple[float, float, float] = (1.0, 1.0, 1.0)  # BGR multipliers (colour temperature)
     gradient: tuple[float, float] = (0.0, 0.0)  # brightness slope across x and y
     vignette: float = 0.0
     blur_sigma: float = 0.0
     noise_sigma: float = 0.0
-    size: tuple[int, int] = (1280, 720)
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.camera.size
+
+    def corners_px(self, width_mm: float, height_mm: float) -> npt.NDArray[np.float64]:
+        """The layout's TL, TR, BR, BL corners in the frame."""
+        pts = np.array(
+            [[0, 0, 0], [width_mm, 0, 0], [width_mm, height_mm, 0], [0, height_mm, 0]], float
+        )
+        return self.camera.project(pts)
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "corners_px": [[round(x, 2), round(y, 2)] for x, y in self.corners_px],
+            "camera": self.camera.to_dict(),
             "gain": round(self.gain, 4),
             "cast": [round(c, 4) for c in self.cast],
             "gradient": [round(g, 4) for g in self.gradient],
@@ -102,6 +186,8 @@ class Look:
 class LayoutRenderer:
     cfg: CameraConfig
     px_per_mm: float = 2.0
+    # The printer of the QR codes: text -> modules (0 dark, 255 light, no quiet zone).
+    modules: Callable[[str], U8Array] = qr_modules
     _base: U8Array | None = field(default=None, init=False, repr=False)
 
     @property
@@ -147,7 +233,7 @@ class LayoutRenderer:
             org = (org[0] - tw // 2, org[1])
             cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, ink, 2, cv2.LINE_AA)
         for fid in cfg.fiducials:
-            modules = qr_modules(fid.code)
+            modules = self.modules(fid.code)
             n = modules.shape[0]
             side = self._l(fid.size_mm)
             quiet = self._l(fid.size_mm * 2 / n)
@@ -165,59 +251,91 @@ class LayoutRenderer:
         self._base = img
         return np.asarray(img, np.uint8)
 
-    def draw_scene(self, scene: Scene) -> tuple[U8Array, U8Array]:
-        """The layout with the scene on it (in layout pixels), and the hand's mask."""
+    def draw_scene(self, scene: Scene, look: Look) -> tuple[U8Array, U8Array]:
+        """The layout with the scene on it (in layout pixels), and the hand's mask. Each chip
+        is drawn where the camera of ``look`` sees it: a disc at height z shows on the cloth
+        pushed away from the camera and enlarged by h / (h - z), h the camera's height."""
         img = self.base().copy()
-        steps = {a.box: a.chip_step_mm for a in self.cfg.boxes}
+        shot = look.camera
+        cx, cy, _ = shot.position_mm
         for box in sorted(scene.stacks):
-            # Stacks nearer the camera (larger y) are drawn last: they hide what is behind.
-            for stack in sorted(scene.stacks[box], key=lambda s: s.base_mm[1]):
-                self._draw_stack(img, stack, steps[box])
+            # Stacks nearer the camera are drawn last: they hide what is behind.
+            for stack in sorted(
+                scene.stacks[box], key=lambda s: -math.hypot(s.base_mm[0] - cx, s.base_mm[1] - cy)
+            ):
+                self._draw_stack(img, stack, shot)
         hand_mask = np.zeros(img.shape[:2], np.uint8)
         if scene.hand is not None:
             self._draw_hand(img, hand_mask, scene.hand)
         return img, hand_mask
 
-    def _draw_stack(self, img: U8Array, stack: Stack, step: float) -> None:
+    def _disc(
+        self,
+        img: U8Array,
+        shot: Shot,
+        centre: tuple[float, float],
+        z: float,
+        r_mm: float,
+        colour: tuple[int, int, int],
+    ) -> tuple[float, float, float]:
+        x, y = shot.on_cloth(centre[0], centre[1], z)
+        k = shot.position_mm[2] / (shot.position_mm[2] - z)
+        cv2.circle(img, self._p(x, y), self._l(r_mm * k), colour, -1, cv2.LINE_AA)
+        return x, y, k
+
+    def _draw_stack(self, img: U8Array, stack: Stack, shot: Shot) -> None:
         lay = self.cfg.layout
         r_mm = lay.chip_diameter_mm / 2
+        h = lay.chip_height_mm
         bx, by = stack.base_mm
         n = len(stack.chips)
         jit = stack.jitter_mm or (0.0,) * n
+        fx, fy, _ = shot.position_mm
+        toward = math.atan2(fy - by, fx - bx)  # the side of the stack facing the camera
         for i, value in enumerate(stack.chips):
             rgb = self.cfg.chip_by_value(value).colour
             face = np.array(_bgr(rgb), np.float64)
-            side = tuple(int(c) for c in face * 0.82)
-            seam = tuple(int(c) for c in face * 0.45)
+            side = _shade(face, 0.82)
+            seam = _shade(face, 0.45)
             insert = (235, 235, 235) if sum(rgb) < 600 else (70, 70, 150)
-            cx, cy = bx + jit[i], by - i * step
-            cv2.circle(img, self._p(cx, cy), self._l(r_mm), seam, -1, cv2.LINE_AA)
-            cv2.circle(img, self._p(cx, cy), self._l(r_mm - 0.4), side, -1, cv2.LINE_AA)
+            centre = (bx + jit[i], by)
+            self._disc(img, shot, centre, i * h, r_mm, seam)
+            self._disc(img, shot, centre, i * h + 0.15, r_mm - 0.4, side)
             # Edge inserts on the visible band: short marks every 13 mm along the rim.
             phase = (i * 5.3 + value) % 13
             u = -r_mm + 3 + phase
             while u < r_mm - 3:
-                bottom = cy + math.sqrt(max(r_mm**2 - u**2, 0.0))
-                p1 = self._p(cx + u - 1.25, bottom - step + 0.4)
-                p2 = self._p(cx + u + 1.25, bottom - 0.5)
-                cv2.rectangle(img, p1, p2, insert, -1)
+                a = toward + math.asin(u / r_mm)
+                quad = []
+                for du, z in (
+                    (-1.25, i * h + 0.3),
+                    (1.25, i * h + 0.3),
+                    (1.25, (i + 1) * h - 0.3),
+                    (-1.25, (i + 1) * h - 0.3),
+                ):
+                    ang = a + du / r_mm
+                    px, py = shot.on_cloth(
+                        centre[0] + r_mm * math.cos(ang), centre[1] + r_mm * math.sin(ang), z
+                    )
+                    quad.append([px * self.px_per_mm, py * self.px_per_mm])
+                cv2.fillConvexPoly(img, np.round(np.array(quad)).astype(np.int32), insert)
                 u += 13
-        # The top chip's face, one step above its edge.
+        # The top chip's face.
         top_value = stack.chips[-1]
         rgb = self.cfg.chip_by_value(top_value).colour
         face_t = _bgr(rgb)
-        seam_t = tuple(int(c * 0.45) for c in face_t)
-        ring = tuple(int(c * 0.8) for c in face_t)
+        seam_t = _shade(np.array(face_t, np.float64), 0.45)
+        ring = _shade(np.array(face_t, np.float64), 0.8)
         insert = (235, 235, 235) if sum(rgb) < 600 else (70, 70, 150)
-        cx, cy = bx + jit[-1], by - n * step
-        cv2.circle(img, self._p(cx, cy), self._l(r_mm), seam_t, -1, cv2.LINE_AA)
-        cv2.circle(img, self._p(cx, cy), self._l(r_mm - 0.4), face_t, -1, cv2.LINE_AA)
-        cv2.circle(img, self._p(cx, cy), self._l(r_mm * 0.62), ring, self._l(0.8), cv2.LINE_AA)
-        for k in range(6):
-            a = math.radians(60 * k + 15 + 7 * n)
-            px, py = cx + 0.84 * r_mm * math.cos(a), cy + 0.84 * r_mm * math.sin(a)
+        centre = (bx + jit[-1], by)
+        self._disc(img, shot, centre, n * h, r_mm, seam_t)
+        x, y, k = self._disc(img, shot, centre, n * h, r_mm - 0.4, face_t)
+        cv2.circle(img, self._p(x, y), self._l(r_mm * 0.62 * k), ring, self._l(0.8), cv2.LINE_AA)
+        for j in range(6):
+            a = math.radians(60 * j + 15 + 7 * n)
+            px, py = x + 0.84 * r_mm * k * math.cos(a), y + 0.84 * r_mm * k * math.sin(a)
             box_pts = cv2.boxPoints(
-                (self._p(px, py), (self._l(4.0), self._l(2.5)), math.degrees(a) + 90)
+                (self._p(px, py), (self._l(4.0 * k), self._l(2.5 * k)), math.degrees(a) + 90)
             )
             cv2.fillConvexPoly(img, np.round(box_pts).astype(np.int32), insert, cv2.LINE_AA)
 
@@ -246,22 +364,23 @@ class LayoutRenderer:
         img[sel] = skin_img[sel]
         mask[sel] = 255
 
-    def box_region_mm(self, area: BoxArea) -> tuple[float, float, float, float]:
+    def box_region_mm(self, area: BoxArea, shot: Shot) -> tuple[float, float, float, float]:
         """x0, y0, x1, y1 of the layout that chips in this box can cover."""
         lay = self.cfg.layout
         cx, cy = area.center_mm
-        up = lay.max_stack * area.chip_step_mm
-        return (
-            cx - area.radius_mm,
-            cy - area.radius_mm - up,
-            cx + area.radius_mm,
-            cy + area.radius_mm,
-        )
+        top = lay.max_stack * lay.chip_height_mm
+        r = area.radius_mm
+        xs, ys = [cx - r, cx + r], [cy - r, cy + r]
+        for dx, dy in ((-r, -r), (r, -r), (-r, r), (r, r)):
+            tx, ty = shot.on_cloth(cx + dx, cy + dy, top)
+            xs.append(tx)
+            ys.append(ty)
+        return (min(xs), min(ys), max(xs), max(ys))
 
-    def occluded_boxes(self, hand_mask: U8Array) -> list[int]:
+    def occluded_boxes(self, hand_mask: U8Array, shot: Shot) -> list[int]:
         out = []
         for area in self.cfg.boxes:
-            x0, y0, x1, y1 = (round(v * self.px_per_mm) for v in self.box_region_mm(area))
+            x0, y0, x1, y1 = (round(v * self.px_per_mm) for v in self.box_region_mm(area, shot))
             h, w = hand_mask.shape
             region = hand_mask[max(y0, 0) : min(y1, h), max(x0, 0) : min(x1, w)]
             if region.size and int(np.count_nonzero(region)) > 0:
@@ -272,8 +391,10 @@ class LayoutRenderer:
         """Photograph the layout: perspective, lighting, blur and noise."""
         w, h = look.size
         lw, lh = self.canvas_size
-        src = np.array([[0, 0], [lw, 0], [lw, lh], [0, lh]], np.float32)
-        dst = np.array(look.corners_px, np.float32)
+        lay = self.cfg.layout
+        # Layout pixel centres sit at (i + 0.5) / px_per_mm mm.
+        src = np.array([[0, 0], [lw, 0], [lw, lh], [0, lh]], np.float32) - 0.5
+        dst = look.corners_px(lay.width_mm, lay.height_mm).astype(np.float32)
         m = cv2.getPerspectiveTransform(src, dst)
         smooth = cv2.GaussianBlur(layout_img, (0, 0), 0.45 * self.px_per_mm)
         frame = cv2.warpPerspective(
@@ -294,42 +415,59 @@ class LayoutRenderer:
         return np.clip(frame, 0, 255).astype(np.uint8)
 
 
+def random_shot(
+    rng: np.random.Generator, cfg: CameraConfig, *, size: tuple[int, int] | None = None
+) -> Shot:
+    """A camera over the dealer's side, 48-60 degrees from the vertical, a little turned, as
+    close as it can be with every fiducial in view."""
+    w, h = size or cfg.resolution
+    lay = cfg.layout
+    fid_pts = []
+    for fid in cfg.fiducials:
+        half = fid.size_mm / 2 + 8
+        for dx in (-half, half):
+            for dy in (-half, half):
+                fid_pts.append([fid.center_mm[0] + dx, fid.center_mm[1] + dy, 0.0])
+    pts = np.array(fid_pts, np.float64)
+    shot = Shot((lay.width_mm / 2, lay.height_mm / 2), 54.0, 0.0, 0.0, 1500.0, 0.95 * w, (w, h))
+    for _ in range(100):
+        focal = float(rng.uniform(0.8, 1.05)) * w
+        shot = Shot(
+            (
+                lay.width_mm / 2 + float(rng.uniform(-25, 25)),
+                lay.height_mm / 2 + float(rng.uniform(-20, 20)),
+            ),
+            float(rng.uniform(48, 60)),
+            float(rng.uniform(-4, 4)),
+            float(rng.uniform(-3, 3)),
+            1500.0,
+            focal,
+            (w, h),
+        )
+        # Move in until a fiducial would leave the frame (with a margin), then back off.
+        lo, hi = 300.0, 4000.0
+        for _ in range(30):
+            mid = (lo + hi) / 2
+            proj = replace(shot, distance_mm=mid).project(pts)
+            inside = (proj[:, 0] > 4).all() and (proj[:, 0] < w - 5).all()
+            if inside and (proj[:, 1] > 4).all() and (proj[:, 1] < h - 5).all():
+                hi = mid
+            else:
+                lo = mid
+        shot = replace(shot, distance_mm=hi * float(rng.uniform(1.0, 1.08)))
+        proj = shot.project(pts)
+        inside = (proj > 2).all() and (proj[:, 0] < w - 2).all() and (proj[:, 1] < h - 2).all()
+        if inside:
+            break
+    return shot
+
+
 def random_look(
     rng: np.random.Generator, cfg: CameraConfig, *, size: tuple[int, int] | None = None
 ) -> Look:
     """A camera pose and lighting drawn at random within what a table camera would see."""
-    w, h = size or cfg.resolution
-    sx, sy = w / 1280, h / 720
-    base = np.array([[190, 60], [1090, 60], [1235, 675], [45, 675]], np.float64)
-    lay = cfg.layout
-    for _ in range(100):
-        pts = base + rng.uniform(-22, 22, base.shape)
-        angle = math.radians(rng.uniform(-5, 5))
-        scale = rng.uniform(0.93, 1.02)
-        centre = np.array([640.0, 370.0])
-        rot = np.array([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
-        pts = (pts - centre) @ rot.T * scale + centre + rng.uniform(-15, 15, 2)
-        pts *= np.array([sx, sy])
-        m = cv2.getPerspectiveTransform(
-            np.array(
-                [[0, 0], [lay.width_mm, 0], [lay.width_mm, lay.height_mm], [0, lay.height_mm]],
-                np.float32,
-            ),
-            pts.astype(np.float32),
-        )
-        fid_pts = []
-        for fid in cfg.fiducials:
-            half = fid.size_mm / 2 + 8
-            for dx in (-half, half):
-                for dy in (-half, half):
-                    fid_pts.append([fid.center_mm[0] + dx, fid.center_mm[1] + dy])
-        proj = cv2.perspectiveTransform(np.array(fid_pts, np.float64).reshape(-1, 1, 2), m)
-        proj = proj.reshape(-1, 2)
-        inside_x = (proj[:, 0] > 2).all() and (proj[:, 0] < w - 2).all()
-        if inside_x and (proj[:, 1] > 2).all() and (proj[:, 1] < h - 2).all():
-            break
     return Look(
-        corners_px=tuple((float(x), float(y)) for x, y in pts),
+        camera=random_shot(rng, cfg, size=size),
         gain=float(rng.uniform(0.6, 1.2)),
         cast=(
             float(rng.uniform(0.88, 1.12)),
@@ -340,7 +478,6 @@ def random_look(
         vignette=float(rng.uniform(0.0, 0.5)),
         blur_sigma=float(rng.choice([0.0, rng.uniform(0.3, 1.4)])),
         noise_sigma=float(rng.uniform(0.5, 6.0)),
-        size=(w, h),
     )
 
 
@@ -442,8 +579,8 @@ def render_frames(
         if rng.random() < hand_prob:
             scene = Scene(scene.stacks, random_hand(rng, cfg))
         look = random_look(rng, cfg, size=size)
-        layout_img, hand_mask = renderer.draw_scene(scene)
-        occluded = tuple(renderer.occluded_boxes(hand_mask))
+        layout_img, hand_mask = renderer.draw_scene(scene, look)
+        occluded = tuple(renderer.occluded_boxes(hand_mask, look.camera))
         yield RenderedFrame(renderer.to_frame(layout_img, look, rng), scene, occluded, look)
 
 
@@ -495,19 +632,10 @@ def render_sequence(
                     a.scale,
                 )
         framed = Scene(scene.stacks, hand)
-        layout_img, hand_mask = renderer.draw_scene(framed)
-        occluded = tuple(renderer.occluded_boxes(hand_mask))
+        layout_img, hand_mask = renderer.draw_scene(framed, look)
+        occluded = tuple(renderer.occluded_boxes(hand_mask, look.camera))
         # Light flickers a little and noise is fresh, pose and scene stay put.
-        jittered = Look(
-            look.corners_px,
-            look.gain * float(rng.uniform(0.98, 1.02)),
-            look.cast,
-            look.gradient,
-            look.vignette,
-            look.blur_sigma,
-            look.noise_sigma,
-            look.size,
-        )
+        jittered = replace(look, gain=look.gain * float(rng.uniform(0.98, 1.02)))
         yield RenderedFrame(renderer.to_frame(layout_img, jittered, rng), framed, occluded, look)
 
 
@@ -610,7 +738,7 @@ class SyntheticSource:
         w, h = self.look.size
         if self.dark:
             return np.zeros((h, w, 3), np.uint8)
-        layout_img, _ = self._renderer.draw_scene(self.scene)
+        layout_img, _ = self._renderer.draw_scene(self.scene, self.look)
         return self._renderer.to_frame(layout_img, self.look, self._rng)
 
     def close(self) -> None:

@@ -71,7 +71,7 @@ class StabilityTracker:
                     box,
                     r.amount,
                     dict(r.chips),
-                    round(run.confidence, 4),
+                    run.confidence,
                     run.length,
                     None if current is None else current.amount,
                 )
@@ -95,7 +95,7 @@ def wager_seen_event(report: StableReport, *, time: datetime | None = None) -> d
         "box": report.box,
         "amount": _money(report.amount),
         "chips": {str(value): count for value, count in sorted(report.chips.items())},
-        "confidence": round(float(report.confidence), 3),
+        "confidence": min(1.0, max(0.0, float(report.confidence))),  # full precision
         "source": "camera",
     }
     if time is not None:
