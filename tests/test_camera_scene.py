@@ -352,3 +352,19 @@ def test_chips_scene_refuses_bad_input_naming_it(
         floorctl(["chips", "scene", "--config", str(EXAMPLE), "--out", str(tmp_path), *thick]) == 2
     )
     assert "--chip-thickness 0.2: must be 1 to 10 mm" in capsys.readouterr().err
+
+
+def test_sampling_more_points_than_opencv_maps_hold() -> None:
+    """cv2.remap refuses maps of 32,767 rows or more; large lighting grids at 1080p have more
+    points than that (frames crashed there). Sampled in slices, every point is still exact."""
+    import cv2
+
+    from drivers.camera.scene.lighting import remap_points
+
+    image = np.arange(50 * 80, dtype=np.float32).reshape(50, 80)
+    rng = np.random.default_rng(3)
+    u = rng.integers(0, 80, size=(300, 250)).astype(np.float64)
+    v = rng.integers(0, 50, size=(300, 250)).astype(np.float64)
+    out = remap_points(image, u, v, cv2.BORDER_REPLICATE)
+    assert out.shape == (300 * 250,)
+    assert np.array_equal(out, image[v.astype(int), u.astype(int)].reshape(-1))

@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from drivers.camera.scene.layout import srgb_to_linear
-from drivers.camera.scene.lighting import F32, F64, Lighting, direct, sky
+from drivers.camera.scene.lighting import F32, F64, Lighting, direct, remap_points, sky
 
 I64 = npt.NDArray[np.int64]
 
@@ -265,14 +265,8 @@ def blocked(points: F64, dirs: F64, chips: list[Chip], model: ChipModel) -> npt.
 
 
 def _sample(texture: F32, u: F64, v: F64, wrap: bool) -> F32:
-    out = cv2.remap(
-        texture,
-        u.reshape(-1, 1).astype(np.float32),
-        v.reshape(-1, 1).astype(np.float32),
-        cv2.INTER_LINEAR,
-        borderMode=cv2.BORDER_WRAP if wrap else cv2.BORDER_REPLICATE,
-    )
-    return np.asarray(out, np.float32).reshape(len(u), *texture.shape[2:])
+    border = cv2.BORDER_WRAP if wrap else cv2.BORDER_REPLICATE
+    return remap_points(texture, u, v, border).reshape(len(u), *texture.shape[2:])
 
 
 @dataclass

@@ -150,16 +150,30 @@ def blurred(mask: F32, sigma_px: float) -> F32:
     return np.asarray(cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR), np.float32)
 
 
+# cv2.remap takes maps of fewer than 32,767 rows: longer lists of points go in slices.
+_REMAP_ROWS = 32_000
+
+
+def remap_points(image: F32, u: F64, v: F64, border: int, value: float = 0.0) -> F32:
+    """``image`` sampled bilinearly at pixel points ``u``, ``v`` (any shape), flattened."""
+    us = u.reshape(-1).astype(np.float32)
+    vs = v.reshape(-1).astype(np.float32)
+    parts = [
+        cv2.remap(
+            image,
+            us[i : i + _REMAP_ROWS, None],
+            vs[i : i + _REMAP_ROWS, None],
+            cv2.INTER_LINEAR,
+            borderMode=border,
+            borderValue=value,
+        ).reshape(-1, *image.shape[2:])
+        for i in range(0, max(len(us), 1), _REMAP_ROWS)
+    ]
+    return np.asarray(np.concatenate(parts)[: len(us)], np.float32)
+
+
 def bilinear(image: F32, grid: Grid, x: F64, y: F64, outside: float = 0.0) -> F32:
     """``image`` (on ``grid``, one or more channels) at world points, bilinearly."""
     u, v = grid.px(x, y)
-    shape = u.shape
-    out = cv2.remap(
-        image,
-        u.reshape(-1, 1).astype(np.float32),
-        v.reshape(-1, 1).astype(np.float32),
-        cv2.INTER_LINEAR,
-        borderMode=cv2.BORDER_CONSTANT,
-        borderValue=outside,
-    )
-    return np.asarray(out, np.float32).reshape(*shape, *image.shape[2:])
+    out = remap_points(image, u, v, cv2.BORDER_CONSTANT, outside)
+    return out.reshape(*u.shape, *image.shape[2:])
