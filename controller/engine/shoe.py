@@ -120,7 +120,9 @@ def admit(t: Table, ev: Event) -> bool:
         t.flag("shoe", "cards are being read with no shoe load on record")
         shoe = t.shoe = unrecorded(t)
     shoe.drawn += 1
-    shoe.saw(ev.deck, card)
+    tally = shoe.seen  # every card read counts for the reconciliation (Shoe.saw, inlined)
+    key = (ev.deck or "", card)
+    tally[key] = tally.get(key, 0) + 1
     if card[0] in t.excluded_ranks:
         t.flag(
             t.ref("foreign_card"),

@@ -397,6 +397,7 @@ def load(cls: type[Table], setup: TableSetup, data: Any, keep_rounds: int | str 
         t.keep_rounds = _keep(keep_rounds)
         if t.keep_rounds is not None and len(t.rounds) > t.keep_rounds:
             del t.rounds[: len(t.rounds) - t.keep_rounds]
+        t.bound_records()
     return t
 
 
