@@ -1,4 +1,8 @@
-"""`floorctl replay`: run a scenario through the engine and print what the table would have done."""
+"""`floorctl replay`: run a scenario through the engine and print what the table would have done.
+
+The readable account gives each round (its dealers on duty, hands, settlements and flags), then
+the decks inspected and the shoes loaded with their reconciliation; ``--json`` prints the replay
+document (``rounds``, ``shoes``, ``inspections``)."""
 
 from __future__ import annotations
 
@@ -67,10 +71,53 @@ def format_table(doc: dict[str, Any]) -> str:
                     f"  {s['player']:<12} {s['box']:>3} {s['hand']:>4}  {s['kind']:<12} "
                     f"{s['staked']:>10} {s['returned']:>10} {s['net']:>10}"
                 )
+        if rnd.get("dealers"):
+            out.append(f"  dealers on duty: {', '.join(rnd['dealers'])}")
         for f in rnd["flags"]:
             box = f" box {f['box']}" if "box" in f else ""
             out.append(f"  FLAG {f['rule']}{box}: {f['message']}")
+    out.extend(_inspections(doc.get("inspections") or []))
+    out.extend(_shoes(doc.get("shoes") or []))
     return "\n".join(out)
+
+
+def _inspections(found: list[dict[str, Any]]) -> list[str]:
+    if not found:
+        return []
+    out = ["", "decks inspected"]
+    for i in found:
+        who = f" by {', '.join(i['by'])}" if i["by"] else ""
+        deck = f"deck {i['deck']}" if i["deck"] else "deck (no serial)"
+        wrong = [
+            f"{what} {', '.join(i[what])}"
+            for what in ("missing", "doubled", "foreign", "tens")
+            if i[what]
+        ]
+        verdict = "passed" if i["passed"] else f"FAILED: {'; '.join(wrong)}"
+        out.append(
+            f"  {deck:<18} events {i['inspect']}-{i['end']}{who}: {i['cards']} cards, {verdict}"
+        )
+    return out
+
+
+def _shoes(shoes: list[dict[str, Any]]) -> list[str]:
+    if not shoes:
+        return []
+    out = ["", "shoes"]
+    for s in shoes:
+        serials = s["deck_serials"]
+        decks = f"{s['decks']} deck{'s' if s['decks'] != 1 else ''}"
+        if serials is not None:
+            decks += f" {', '.join(serials)}; inspected: {', '.join(s['inspected']) or 'none'}"
+        if s["reconciled"] is None:
+            verdict = "not ended"
+        elif s["reconciled"]:
+            verdict = "reconciled"
+        else:
+            wrong = [f"{k} {', '.join(s[k])}" for k in ("missing", "extra") if s[k]]
+            verdict = f"NOT RECONCILED: {'; '.join(wrong)}"
+        out.append(f"  loaded at event {s['shoe']}: {decks}  {verdict}")
+    return out
 
 
 def _run(args: argparse.Namespace) -> int:

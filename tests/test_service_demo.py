@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from controller.cards import ALL_CODES
 from controller.replay import replay_dicts
 from controller.service.demo import Demo, DemoOptions
 from controller.store.repository import Store
@@ -118,3 +119,49 @@ def test_with_the_camera_stand_in_the_wagers_come_from_the_chips_it_sees(tmp_pat
     assert {b["box"]: b["amount"] for b in bets} == {b: a for b, a in seen.items() if a != "0"}
     assert live["rounds"][0]["status"] == "settled"
     assert [f["rule"] for f in live["rounds"][0]["flags"]] == []
+
+
+def test_the_demo_opens_its_table_and_reconciles_each_shoe(tmp_path: Path) -> None:
+    _demo, events, _out, live = run_demo(tmp_path, rounds=9, camera=False, seed=8, decks=2)
+    kinds = [e["type"] for e in events]
+    first = kinds.index("shuffle")
+    # Before the first shoe: the dealer signs in, the table opens, each deck is inspected
+    # through the reader, and the opening's steps are confirmed, each by the dealer.
+    assert kinds[1:3] == ["dealer", "open_table"]
+    assert kinds[3:first].count("inspect") == kinds[3:first].count("inspect_end") == 2
+    steps = [e for e in events[:first] if e["type"] == "opening_step"]
+    assert [s["step"] for s in steps] == ["spread", "chemmy", "stack", "riffle", "cut"]
+    assert {s["actor"] for s in steps} == {"dana"}
+    opened = next(e for e in events if e["type"] == "open_table")
+    assert opened["by"] == ["dana", "demo"]
+    inspected = [e for e in events[:first] if e["type"] == "card"]
+    assert len(inspected) == 96 and all(c["source"] == "shoe" for c in inspected)
+    # At least one shoe ended, was read out and reconciled; nothing was flagged.
+    assert "shoe_end" in kinds
+    assert [s["reconciled"] for s in live["shoes"]][:-1] == [True] * (len(live["shoes"]) - 1)
+    assert len(live["shoes"]) >= 2
+    assert all(s["inspected"] == s["deck_serials"] for s in live["shoes"])
+    assert [f for r in live["rounds"] for f in r["flags"]] == []
+    assert all(r["dealers"] == ["dana"] for r in live["rounds"])
+    assert replay_dicts(events) == live  # the audit log replays to the live table
+
+
+def test_a_short_deck_in_the_demo_is_caught_at_the_first_shoes_end(tmp_path: Path) -> None:
+    demo, events, _out, live = run_demo(
+        tmp_path, rounds=8, camera=False, seed=4, decks=1, faults="short-deck"
+    )
+    # The simulator's truth: the card its one deck lacks.
+    [deck] = demo.cards.physical
+    whole = {c for c in ALL_CODES if c[0] != "T"}
+    [gone] = whole - {c.card for c in deck.cards}
+    name = f"{deck.serial}-{gone}"
+    first_end = next(i for i, e in enumerate(events) if e["type"] == "shoe_end")
+    reload = next(i for i, e in enumerate(events) if e["type"] == "shuffle" and i > first_end)
+    flags = [f for r in live["rounds"] for f in r["flags"]]
+    caught = [f for f in flags if "does not reconcile" in f["message"]]
+    assert caught and caught[0]["rule"] == "shoe" and caught[0]["event"] == reload
+    assert f"1 missing: {name}" in caught[0]["message"]
+    assert live["shoes"][0]["reconciled"] is False and live["shoes"][0]["missing"] == [name]
+    # The inspection found it first, and the load flagged the deck that failed it.
+    assert f"{gone} missing" in flags[0]["message"] and flags[0]["rule"] == "shoe"
+    assert "failed its inspection" in flags[1]["message"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import select
 import subprocess
 import sys
@@ -15,8 +16,10 @@ from typing import Any
 import pytest
 from test_shoe_contract import SocatPair, running_socat, start_reader
 
+from controller.replay import replay_dicts
+from drivers.shoe.bridge import to_engine_event
 from drivers.shoe.events import CardRead, CutCard, Heartbeat
-from drivers.shoe.framing import encode
+from drivers.shoe.framing import encode, parse_line
 from drivers.shoe.simulator import load_shoe
 from drivers.shoe.transport import SerialTransport
 
@@ -153,3 +156,38 @@ def test_simulate_names_a_port_it_cannot_open(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert f"{missing}: cannot open port" in result.stderr
     assert time.monotonic() - started < 20
+
+
+def test_simulate_inspects_deals_and_reads_out_a_short_deck_the_engine_then_names() -> None:
+    # The simulated shoe's lines (--echo) and the dealer's taps it prints, in the order they
+    # happened, make the scenario; the engine must name the card the simulator took out.
+    result = floorctl(
+        "shoe", "simulate", "--url", "loop://", "--decks", "2", "--pontoon", "--seed", "9",
+        "--interval", "0", "--read-interval", "0", "--cards", "30", "--no-heartbeat",
+        "--inspect", "--read-out", "--echo", "--faults", "short-deck@2",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    [put_in] = [x for x in result.stderr.splitlines() if "put in" in x]
+    missing = re.search(r"short-deck in deck (\w+): (\w+-\w\w) missing", put_in)
+    assert missing is not None
+    serial, card = missing[1], missing[2]
+    events: list[dict[str, Any]] = []
+    for line in result.stdout.splitlines():
+        obj = json.loads(line)
+        if "type" in obj:
+            events.append(obj)
+        else:
+            read = parse_line(obj["line"].encode("latin-1").rstrip(b"\r\n"))
+            engine = to_engine_event(read)
+            assert engine is not None
+            events.append(engine)
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "inspect" and kinds.count("inspect") == kinds.count("inspect_end") == 2
+    assert kinds.count("card") == 48 + 47 + 95 and "shoe_end" in kinds
+    table = {"type": "table", "game": "pontoon-nz-2000", "boxes": 7, "decks": 2,
+             "min_bet": 5, "max_bet": 1000}  # fmt: skip
+    doc = replay_dicts([table, *events, {"type": "close_table"}])
+    assert doc["inspections"][1]["deck"] == serial
+    assert doc["inspections"][1]["missing"] == [card.split("-")[1]]
+    assert doc["shoes"][0]["missing"] == [card] and doc["shoes"][0]["extra"] == []
+    assert doc["shoes"][0]["reconciled"] is False

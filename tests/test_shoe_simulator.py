@@ -18,7 +18,9 @@ from drivers.shoe.simulator import (
     Written,
     load_shoe,
     make_deck_serials,
+    make_decks,
     parse_faults,
+    shuffle_decks,
 )
 from drivers.shoe.transport import SerialTransport
 
@@ -147,3 +149,89 @@ def test_silence_stops_the_heartbeat_for_its_duration() -> None:
     gaps = [b[0] - a[0] for a, b in itertools.pairwise(stamps)]
     assert max(gaps) >= 0.4  # nothing at all, heartbeat included, for the silence
     assert sorted(gaps)[-2] < 0.3  # elsewhere a heartbeat or card every 0.02-0.05 s
+
+
+# --- the physical decks, their inspection and the cards left ------------------------------------
+
+
+def test_without_deck_faults_a_seed_gives_the_shoe_it_always_gave() -> None:
+    # The shoe as load_shoe made it before decks became physical: serials, one deck per serial
+    # in the fixed deck order, one shuffle, then the cut card.
+    rng = random.Random(31)
+    serials = make_deck_serials(3, rng)
+    cards = [CardRead(c, s) for s in serials for c in ALL_CODES if c[0] != "T"]
+    rng.shuffle(cards)
+    cut = round(len(cards) * rng.uniform(0.70, 0.80))
+    load = load_shoe(3, random.Random(31), pontoon=True)
+    assert (load.deck_serials, load.cards, load.cut_card) == (tuple(serials), tuple(cards), cut)
+    assert load.injected == ()
+
+
+def whole(serial: str, pontoon: bool) -> Counter[str]:
+    return Counter(f"{serial}-{c}" for c in ALL_CODES if not (pontoon and c[0] == "T"))
+
+
+@pytest.mark.parametrize(
+    ("spec", "pontoon"),
+    [
+        ("short-deck@1", True),
+        ("ten-in-deck@2", True),
+        ("doubled-card@2", False),
+        ("foreign-card@1", False),
+        ("short-deck,short-deck,doubled-card", True),
+    ],
+)
+def test_a_deck_fault_changes_the_deck_itself_and_says_exactly_how(
+    spec: str, pontoon: bool
+) -> None:
+    plan = parse_faults(spec)
+    decks, injected = make_decks(2, random.Random(4), pontoon=pontoon, faults=plan.decks)
+    assert len(injected) == len(plan.decks)
+    missing: Counter[str] = Counter()
+    extra: Counter[str] = Counter()
+    for physical in decks:
+        held = Counter(f"{c.deck}-{c.card}" for c in physical.cards)
+        missing += whole(physical.serial, pontoon) - held
+        extra += held - whole(physical.serial, pontoon)
+    assert missing == Counter(i.missing for i in injected if i.missing)
+    assert extra == Counter(i.extra for i in injected if i.extra)
+    for fault, (kind, number) in zip(injected, plan.decks, strict=True):
+        assert fault.kind == kind
+        if number is not None:
+            assert fault.deck == decks[number - 1].serial
+    load = shuffle_decks(decks, random.Random(4), injected=injected)
+    assert Counter(load.cards) == Counter(c for d in decks for c in d.cards)  # the shoe is them
+
+
+def test_deck_faults_that_cannot_be_are_refused_naming_why() -> None:
+    with pytest.raises(ValueError, match="only a Pontoon deck holds no tens"):
+        make_decks(1, random.Random(1), faults=(("ten-in-deck", None),))
+    with pytest.raises(ValueError, match=r"short-deck@3: the shoe has decks 1 to 2"):
+        make_decks(2, random.Random(1), faults=(("short-deck", 3),))
+    for bad, message in [
+        ("short-deck=0.5", "a deck fault is KIND or KIND@DECK"),
+        ("short-deck@0", "decks count from 1"),
+        ("long-deck", "is not KIND"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            parse_faults(bad)
+    assert parse_faults("doubled-card@2,misread@3").decks == (("doubled-card", 2),)
+
+
+def test_the_shoe_reads_a_deck_for_inspection_and_the_cards_left_through_the_port() -> None:
+    port = SerialTransport("loop://")
+    port.open()
+    load = load_shoe(
+        2, random.Random(6), pontoon=True, cut_card=60, deck_faults=(("short-deck", 1),)
+    )
+    shoe = SimulatedShoe(port, load, random.Random(6), interval=0.0, heartbeat_interval=None)
+    shoe.inspect(load.decks[0])
+    shoe.run(40)
+    shoe.read_out()
+    data = b""
+    while chunk := port.read():
+        data += chunk
+    events = list(parse_stream(data))
+    assert events == [*load.decks[0].cards, *load.cards[:60], CutCard(), *load.cards[60:]]
+    assert len(load.decks[0].cards) == 47 and shoe.dealt == len(load.cards) == 95
+    assert shoe.rest() == ()

@@ -28,8 +28,10 @@ table's life.
 
 The rooms (one module each, each saying what it owns): :mod:`.table`, :mod:`.state`,
 :mod:`.deal`, :mod:`.decisions`, :mod:`.play`, :mod:`.irregular`, :mod:`.betting`,
-:mod:`.shoe`, :mod:`.settle` (with :mod:`controller.payouts`), :mod:`.view`, :mod:`.results`,
-:mod:`.snapshot`; :mod:`.native` checks an optional compiled build (``make native``).
+:mod:`.shoe`, :mod:`.inspection` (decks inspected, the shoe's end and its reconciliation),
+:mod:`.opening` (the table's day, the dealer on duty), :mod:`.settle` (with
+:mod:`controller.payouts`), :mod:`.view`, :mod:`.results`, :mod:`.snapshot`; :mod:`.native`
+checks an optional compiled build (``make native``).
 """
 
 from controller.engine import native

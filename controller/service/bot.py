@@ -6,6 +6,14 @@ due, makes the announcements the engine lists (insurance, surrender offers, the 
 check, a new shoe), and takes each players' decision the way a sensible player would (the
 game's strategy table from `controller.sim.strategy`; back-bettors follow doubles and splits
 at random). It never decides what the rules allow: it only picks among the decisions listed.
+
+Given the cards (:class:`Cards`: the decks, the reader they pass through), it also opens the
+table and changes shoes as the rule book has it: the dealer signs in, the table is opened with
+the supervisor, each deck never checked is inspected through the reader (6.1), the opening's
+steps are confirmed one by one (6.2, 6.3), the shoe is loaded; at a shoe's end it taps
+``shoe_end`` and has the cards left read out before the next shoe is loaded, so that shoe is
+reconciled. It loads the decks it is given: a deck that failed is flagged again at each load,
+as the table would flag it.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
@@ -30,6 +38,28 @@ PLAYERS = ("ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal", "ivy")
 PLAY_KINDS = frozenset({Kind.STAND, Kind.HIT, Kind.DOUBLE, Kind.SPLIT, Kind.SURRENDER})
 
 Wagers = dict[int, Decimal]
+OPENING_STEPS = ("spread", "chemmy", "stack", "riffle", "cut")  # 6.2, 6.3 (a)-(c), the cut
+SHUFFLE_STEPS = ("chemmy", "stack", "riffle", "cut")  # a later shoe's shuffle
+
+
+class Cards(Protocol):
+    """The table's cards, as the dealer handles them: the decks and the reader they pass."""
+
+    def decks(self) -> list[str]:
+        """The serials of the decks the next shoe is made of."""
+        ...
+
+    def read_deck(self, serial: str) -> None:
+        """Pass one deck through the reader for inspection; return once the table heard it."""
+        ...
+
+    def read_out(self) -> None:
+        """Read out the cards left in the shoe; return once the table heard them."""
+        ...
+
+    def load(self) -> None:
+        """Shuffle the decks into the shoe and record the load (the ``shuffle`` event)."""
+        ...
 
 
 @dataclass
@@ -61,8 +91,14 @@ class DealerBot:
         settle_pause: float = 2.0,
         strategy: Strategy | None = None,
         max_rounds: int = 0,
+        cards: Cards | None = None,
+        dealer: str = "dana",
+        supervisor: str = "demo",
     ) -> None:
         self.service = service
+        self.cards = cards  # None: new_shoe() does the shoe change, with no opening
+        self.dealer = dealer
+        self.supervisor = supervisor
         self.draw = draw
         self.place_wagers = place_wagers
         self.new_shoe = new_shoe
@@ -159,7 +195,10 @@ class DealerBot:
             return "wait"
         if shuffle_due:  # no shoe loaded, or the cutting card came out (16.9, 16.10)
             self.place_wagers({})  # chips collected before the shuffle
-            self.new_shoe()
+            if self.cards is not None:
+                self.change_shoe(self.cards)
+            else:
+                self.new_shoe()
             return "shuffle"
         if not self._placed:
             self._placed = self._choose_wagers()
@@ -256,8 +295,42 @@ class DealerBot:
         chosen = next(d for d in own if str(d.kind) == choice)
         return self._send(chosen.event())
 
-    def _send(self, event: dict[str, Any]) -> str:
-        result = self.service.submit(event, source="dealer")
+    # ----- the table's day and its shoes -------------------------------------------------
+
+    def change_shoe(self, cards: Cards) -> None:
+        """Open the table if it is not open, end and read out the shoe in play, inspect the
+        decks never checked, confirm the shuffle's steps, load the next shoe."""
+        with self.service._lock:
+            table = self.service.table
+            signed_in = table.dealer_on_duty == self.dealer
+            opening = table.day.state == "closed"
+            shoe = table.shoe
+            in_play = shoe is not None and not shoe.ended
+        if not signed_in:
+            self._send({"type": "dealer", "dealer": self.dealer}, actor=self.dealer)
+        if opening:
+            self._send(
+                {"type": "open_table", "by": [self.dealer, self.supervisor]}, actor=self.supervisor
+            )
+        if in_play:
+            self._send({"type": "shoe_end"}, actor=self.dealer)
+            cards.read_out()
+        serials = cards.decks()
+        with self.service._lock:
+            known = dict(self.service.table.deck_status)
+        for serial in serials:
+            if serial in known:
+                continue  # it passed an inspection or a reconciliation (or failed one) today
+            by = [self.dealer, self.supervisor]
+            self._send({"type": "inspect", "deck": serial, "by": by}, actor=self.dealer)
+            cards.read_deck(serial)
+            self._send({"type": "inspect_end"}, actor=self.dealer)
+        for step in OPENING_STEPS if opening else SHUFFLE_STEPS:
+            self._send({"type": "opening_step", "step": step}, actor=self.dealer)
+        cards.load()
+
+    def _send(self, event: dict[str, Any], actor: str | None = None) -> str:
+        result = self.service.submit(event, source="dealer", actor=actor)
         if not result.ok:
             log.warning("dealer bot input refused", input=event, error=result.error)
         return str(event["type"])

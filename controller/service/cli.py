@@ -69,11 +69,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="seconds between the dealer's actions (default 0.6)",
     )
     demo.add_argument("--seed", type=int, default=None, help="random seed (a seed replays a demo)")
-    demo.add_argument("--faults", default="", help="shoe faults, e.g. misread=0.05,faceup@12")
+    demo.add_argument(
+        "--faults",
+        default="",
+        help="shoe faults, e.g. misread=0.05,faceup@12; deck faults short-deck, ten-in-deck, "
+        "doubled-card, foreign-card (KIND or KIND@DECK)",
+    )
     demo.add_argument(
         "--game",
         default="pontoon-nz-2000",
         choices=["pontoon-nz-2000", "blackjack-nz-1994", "blackjack"],
+    )
+    demo.add_argument(
+        "--decks",
+        type=argtypes.positive_int,
+        default=None,
+        help="decks in the shoe (default: the game's)",
     )
     demo.add_argument(
         "--no-camera",
@@ -159,6 +170,7 @@ def _demo(args: argparse.Namespace) -> int:
         seed=args.seed,
         faults=args.faults,
         game=args.game,
+        decks=args.decks,
         camera=not args.no_camera,
     )
     demo = Demo(options)

@@ -9,6 +9,13 @@
 
 The shoe deals a card when the bot draws one (a dealer's pace), and sends its heartbeat in
 between, so the reader's silence watchdog sees a healthy device.
+
+The table is opened as the rule book has it (:class:`DemoCards` and the bot's
+`change_shoe`): the dealer signs in, the table is opened, each deck is read through the reader
+for inspection (6.1), the opening's steps are confirmed (6.2, 6.3), and every shoe is loaded
+from the same physical decks, ended and read out at its end, so it is reconciled. A deck fault
+(`--faults short-deck`, `ten-in-deck`, `doubled-card`, `foreign-card`) is in the decks from the
+start: flagged at the inspection, at each load, and named at each shoe's end.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import sys
 import threading
 import time
 import tty
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -30,13 +38,23 @@ from typing import Any, TextIO
 
 import structlog
 
+from controller.engine import Table as EngineTable
 from controller.engine import money
-from controller.service.app import Table, open_table, serve
+from controller.events import parse_setup
+from controller.service.app import StartError, Table, open_table, serve
 from controller.service.bot import DealerBot, Wagers
 from controller.service.core import TableService
 from controller.service.devices import ShoeFeed
 from controller.service.pin import hash_pin
-from drivers.shoe.simulator import ShoeLoad, SimulatedShoe, Written, load_shoe, parse_faults
+from drivers.shoe.simulator import (
+    FaultPlan,
+    PhysicalDeck,
+    SimulatedShoe,
+    Written,
+    make_decks,
+    parse_faults,
+    shuffle_decks,
+)
 from drivers.shoe.transport import TransportError
 
 log = structlog.get_logger("floorctl.demo")
@@ -130,9 +148,65 @@ class DealerPacedShoe(SimulatedShoe):
     def _wait(self, seconds: float) -> None:  # the dealer's pace, not a timer
         del seconds
         while not self._stopping.is_set():
-            super()._wait(0.0)  # writes a heartbeat when one is due
+            self._pace(0.0)  # writes a heartbeat when one is due
             if self._grants.acquire(timeout=0.1):
                 return
+
+
+# ----- the decks and the reader, as the dealer handles them ------------------------------
+
+READ_INTERVAL = 0.005  # seconds per card read for inspection or read out (a reader is quick)
+HEARD_TIMEOUT = 20.0  # how long the table may take to hear a deck or a readout
+
+
+class DemoCards:
+    """The demo's decks (made once, faults included) and the simulated reader they pass through
+    (the bot's :class:`~controller.service.bot.Cards`)."""
+
+    def __init__(self, demo: Demo) -> None:
+        self.demo = demo
+        self.physical: tuple[PhysicalDeck, ...] = ()
+
+    def decks(self) -> list[str]:
+        if not self.physical:
+            demo = self.demo
+            assert demo.table is not None
+            setup = demo.table.service.setup
+            pontoon = "T" in setup.rules.excluded_ranks
+            self.physical, injected = make_decks(
+                setup.decks, demo.rng, pontoon=pontoon, faults=demo.plan.decks
+            )
+            for fault in injected:
+                log.warning("demo deck fault put in", fault=fault.describe())
+        return [d.serial for d in self.physical]
+
+    def read_deck(self, serial: str) -> None:
+        demo = self.demo
+        deck = next(d for d in self.physical if d.serial == serial)
+        reader = SimulatedShoe(
+            demo.master, shuffle_decks((deck,), demo.rng, cut_card=None), demo.rng
+        )
+        reader.inspect(deck, READ_INTERVAL)
+        demo.wait_for(
+            lambda t: t.inspection is not None and len(t.inspection.cards) >= len(deck.cards),
+            f"the inspection of deck {serial}",
+        )
+
+    def read_out(self) -> None:
+        demo = self.demo
+        shoe = demo.stop_shoe()
+        if shoe is None:
+            return
+        left = len(shoe.rest())
+        with demo.service_lock():
+            before = demo.engine().shoe
+            drawn = before.drawn if before is not None else 0
+        shoe.resume()
+        shoe.read_out(READ_INTERVAL)
+        demo.wait_for(lambda t: t.shoe is not None and t.shoe.drawn >= drawn + left, "the readout")
+
+    def load(self) -> None:
+        self.demo.load_shoe(self.physical)
 
 
 # ----- the demo ---------------------------------------------------------------------------
@@ -149,6 +223,7 @@ class DemoOptions:
     seed: int | None = None
     faults: str = ""
     game: str = "pontoon-nz-2000"
+    decks: int | None = None  # None: the rule set's
     pin: str | None = None
     camera: bool = True
     quiet: bool = False
@@ -164,6 +239,8 @@ class Demo:
         self.pin = options.pin or f"{secrets.randbelow(10**6):06d}"
         self.pty = PtyPair()
         self.master = PtyMaster(self.pty)
+        self.plan = FaultPlan()  # the faults asked for (read by open())
+        self.cards = DemoCards(self)
         self._shoe: DealerPacedShoe | None = None
         self._shoe_thread: threading.Thread | None = None
         self._true_cards: dict[bytes, str] = {}
@@ -176,7 +253,19 @@ class Demo:
 
     def open(self) -> Table:
         opts = self.options
+        try:
+            self.plan = parse_faults(opts.faults) if opts.faults else FaultPlan()
+        except ValueError as exc:
+            raise StartError(f"--faults: {exc}") from None
         line = dict(DEMO_TABLE, game=opts.game)
+        if opts.decks is not None:
+            line["decks"] = opts.decks
+        setup = parse_setup(line)
+        try:  # the deck faults asked for must fit these decks (a dry run of their making)
+            pontoon = "T" in setup.rules.excluded_ranks
+            make_decks(setup.decks, random.Random(0), pontoon=pontoon, faults=self.plan.decks)
+        except ValueError as exc:
+            raise StartError(f"--faults: {exc}") from None
         if opts.db.exists():  # the last demo's store (and any spool) is kept aside, once
             previous = opts.db.with_name(opts.db.name + ".previous")
             for suffix in ("", "-wal", "-shm"):
@@ -209,11 +298,13 @@ class Demo:
             service,
             draw=self._draw,
             place_wagers=place,
-            new_shoe=self._new_shoe,
+            new_shoe=lambda: self.cards.load(),
             rng=self.rng,
             pace=opts.pace,
             settle_pause=opts.settle_pause,
             max_rounds=opts.rounds,
+            cards=self.cards,
+            supervisor="demo",
         )
         table.stoppers.append(self.bot.stop)
         return table
@@ -233,17 +324,45 @@ class Demo:
                 actor="demo",
             )
 
-    def _new_shoe(self) -> None:
+    def load_shoe(self, decks: tuple[PhysicalDeck, ...]) -> None:
+        """Shuffle the decks into a new shoe, record the load, and start dealing from it."""
         assert self.table is not None
         self._stop_shoe()
-        pontoon = "T" in self.table.service.setup.rules.excluded_ranks
-        load: ShoeLoad = load_shoe(self.table.service.setup.decks, self.rng, pontoon=pontoon)
+        if not decks:
+            self.cards.decks()
+            decks = self.cards.physical
+        load = shuffle_decks(decks, self.rng)
         self.table.service.submit(load.shuffle_event(), source="shoe-loader")
-        faults = parse_faults(self.options.faults) if self.options.faults else None
-        shoe = DealerPacedShoe(self.master, load, self.rng, faults=faults, on_write=self._written)
+        shoe = DealerPacedShoe(
+            self.master, load, self.rng, faults=self.plan, on_write=self._written
+        )
         self._shoe = shoe
         self._shoe_thread = threading.Thread(target=shoe.run, name="simulated-shoe", daemon=True)
         self._shoe_thread.start()
+
+    def stop_shoe(self) -> DealerPacedShoe | None:
+        """Stop dealing; the shoe stopped (its cards left unread), if one was dealing."""
+        shoe = self._shoe
+        self._stop_shoe()
+        return shoe
+
+    def service_lock(self) -> contextlib.AbstractContextManager[bool]:
+        assert self.table is not None
+        return self.table.service._lock
+
+    def engine(self) -> EngineTable:
+        assert self.table is not None
+        return self.table.service.table
+
+    def wait_for(self, done: Callable[[EngineTable], bool], what: str) -> None:
+        """Wait until the table's engine state says ``done`` (the reader's cards were heard)."""
+        deadline = time.monotonic() + HEARD_TIMEOUT
+        while time.monotonic() < deadline:
+            with self.service_lock():
+                if done(self.engine()):
+                    return
+            time.sleep(0.01)
+        log.warning("the table did not hear the cards in time", what=what)
 
     def _written(self, item: Written) -> None:
         if item.kind in ("misread", "checksum") and item.card is not None:

@@ -18,7 +18,14 @@ from controller import argtypes
 
 from .events import CardRead, CutCard, DeviceStatus, Heartbeat, Misread, ReaderError, ShoeEvent
 from .reader import ShoeReader
-from .simulator import FAULT_KINDS, FaultPlan, SimulatedShoe, Written, load_shoe
+from .simulator import (
+    DECK_FAULT_KINDS,
+    FAULT_KINDS,
+    FaultPlan,
+    SimulatedShoe,
+    Written,
+    load_shoe,
+)
 from .simulator import parse_faults as _parse_faults
 from .transport import SerialSettings, SerialTransport, TransportError
 
@@ -61,7 +68,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="write a shuffled, barcoded shoe to a port at dealing pace",
         description="Shuffle DECKS barcoded decks with a cut card and write them to the port as "
         "a reader would, with a heartbeat every second. The load record (the `shuffle` event "
-        "with the deck serials) is printed on standard output first.",
+        "with the deck serials) is printed on standard output before the first card is dealt. "
+        "With --inspect each deck is first read through for inspection, and with --read-out the "
+        "cards left are read out after the dealing: the reader has no line for either, so the "
+        "dealer's taps that mark them (`inspect`, `inspect_end`, `shoe_end` events) are printed "
+        "on standard output, each before the cards it governs are written.",
     )
     _port_arguments(simulate)
     simulate.add_argument(
@@ -73,7 +84,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=FaultPlan(),
         metavar="SPEC",
         help="comma-separated KIND (default rate), KIND=RATE (per card) or KIND@CARD (that "
-        f"card number), KIND one of {', '.join(FAULT_KINDS)}; e.g. misread=0.05,drop@40",
+        f"card number), KIND one of {', '.join(FAULT_KINDS)}; e.g. misread=0.05,drop@40; or a "
+        f"fault of a deck itself, KIND (a deck at random) or KIND@DECK, KIND one of "
+        f"{', '.join(DECK_FAULT_KINDS)}",
     )
     simulate.add_argument("--seed", type=int, help="seed for the shuffle, serials and faults")
     simulate.add_argument(
@@ -96,6 +109,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="auto",
         metavar="N|none",
         help="cards before the cut card (default: 70-80%% into the shoe)",
+    )
+    simulate.add_argument(
+        "--inspect",
+        action="store_true",
+        help="first read each deck through for inspection (its faults included)",
+    )
+    simulate.add_argument(
+        "--read-out",
+        action="store_true",
+        help="after the dealing (--cards), read out the cards left in the shoe",
+    )
+    simulate.add_argument(
+        "--read-interval",
+        type=argtypes.non_negative_float,
+        default=0.05,
+        metavar="SECONDS",
+        help="seconds between cards read for inspection or read out (default 0.05)",
     )
     simulate.add_argument("--checksum", action="store_true", help="end every line with *HH")
     simulate.add_argument(
@@ -190,10 +220,14 @@ def _status_line(status: DeviceStatus, as_json: bool) -> str:
 def _simulate(args: argparse.Namespace) -> int:
     _configure_logging()
     rng = random.Random(args.seed)
+    plan: FaultPlan = args.faults
     try:
-        load = load_shoe(args.decks, rng, pontoon=args.pontoon, cut_card=args.cut_card)
+        load = load_shoe(
+            args.decks, rng, pontoon=args.pontoon, cut_card=args.cut_card, deck_faults=plan.decks
+        )
     except ValueError as exc:
-        print(f"floorctl shoe simulate: --cut-card: {exc}", file=sys.stderr)
+        what = "--faults" if str(exc).startswith("fault") else "--cut-card"
+        print(f"floorctl shoe simulate: {what}: {exc}", file=sys.stderr)
         return 2
     transport = SerialTransport(args.url, SerialSettings(baudrate=args.baud))
     try:
@@ -201,7 +235,8 @@ def _simulate(args: argparse.Namespace) -> int:
     except TransportError as exc:
         print(f"floorctl shoe simulate: {exc}", file=sys.stderr)
         return 1
-    _print(sys.stdout, json.dumps(load.shuffle_event()))
+    for fault in load.injected:
+        print(f"floorctl shoe simulate: put in {fault.describe()}", file=sys.stderr)
 
     def echo(item: Written) -> None:
         line = {"kind": item.kind, "line": item.data.decode("latin-1")}
@@ -220,7 +255,17 @@ def _simulate(args: argparse.Namespace) -> int:
         on_write=echo if args.echo else None,
     )
     try:
-        written = shoe.run(args.cards)
+        if args.inspect:
+            for deck in load.decks:
+                _print(sys.stdout, json.dumps({"type": "inspect", "deck": deck.serial}))
+                shoe.inspect(deck, args.read_interval)
+                _print(sys.stdout, json.dumps({"type": "inspect_end"}))
+        _print(sys.stdout, json.dumps(load.shuffle_event()))
+        shoe.run(args.cards)
+        if args.read_out:
+            _print(sys.stdout, json.dumps({"type": "shoe_end"}))
+            shoe.read_out(args.read_interval)
+        written = shoe.written
     finally:
         transport.close()
     counts: dict[str, int] = {}
