@@ -359,6 +359,8 @@ def _pin_book(path: Path, section: str, raw: Any) -> dict[str, str]:
             parse_pin_hash(stored)
         except PinFormatError as exc:
             raise ConfigError(path, key, stored, f"not a PIN hash: {exc}") from None
+        if any(known.casefold() == str(ident).casefold() for known in out):
+            raise ConfigError(path, key, stored, "another id differs from this one only in case")
         out[str(ident)] = stored
     return out
 

@@ -40,6 +40,7 @@ from typing import Any, Protocol
 import structlog
 
 from controller import logs
+from controller.cards import best_total
 from controller.engine import Applied, Table
 from controller.engine.decisions import Decision, Kind, Role
 from controller.events import Event, ScenarioError, TableSetup, parse_event
@@ -191,11 +192,11 @@ class TableService:
         every_flag = [f for r in table.rounds for f in r.flags]
         every_flag += list(live.flags) if live is not None else []
         round_of_seq = {f.seq: f.round for f in every_flag}
-        types: dict[int, str] = {}
+        types: dict[int, Mapping[str, Any]] = {}
         for seq, record in history:
             kind = str(record.get("type"))
             if seq in round_of_seq:
-                types[seq] = kind
+                types[seq] = record
             if kind == "misread":
                 self._add_misread(seq, record, round_of_seq.get(seq))
             self._track(seq, record, restoring=True)
@@ -207,7 +208,9 @@ class TableService:
         current = list(table.current_round.flags) if table.current_round is not None else []
         for f in earlier + current:
             view = flag_view(f.to_dict(), f.round, words(f.rule), f.seq)
-            view["event_type"] = types.get(f.seq)
+            record = types.get(f.seq) or {}
+            view["event_type"] = record.get("type")
+            _misread_words(view, record)
             self.flags.append(view)
             key = (f.seq, f.rule)
             if key not in self.resolved and not self._settled_misread(view):
@@ -228,7 +231,7 @@ class TableService:
             self.misreads.pop(correction, None)
             key = (correction, "shoe")
             self.pending.pop(key, None)
-            self.resolved[key] = f"corrected: {record.get('card')} entered by {actor or '?'}"
+            self.resolved[key] = f"corrected: {record.get('card')} entered by {self._shown(actor)}"
         if kind in ("shuffle", "reshuffle_discards"):
             self.shoe_seq = seq
         elif kind == "dealer":
@@ -239,7 +242,7 @@ class TableService:
                 self.manual[device] = {
                     "device": device,
                     "since": seq,
-                    "by": actor,
+                    "by": self._shown(actor),
                     "reason": record.get("reason") or "",
                 }
             else:
@@ -247,7 +250,7 @@ class TableService:
         elif kind == "acknowledge":
             key = (int(record.get("flag_event") or 0), str(record.get("rule")))
             self.pending.pop(key, None)
-            self.resolved[key] = f"seen by {actor or '?'}"
+            self.resolved[key] = f"seen by {self._shown(actor)}"
             if len(self.resolved) > 4 * MAX_PENDING:
                 del self.resolved[next(iter(self.resolved))]
         elif kind == "rescue" and not restoring:
@@ -265,6 +268,13 @@ class TableService:
             if wager is not None and wager.rescued:
                 self.rescues.add((rnd.number, box.number, i, wager.player))
         self.rescues = {r for r in self.rescues if r[0] >= rnd.number - 1}
+
+    def _shown(self, actor: Any) -> str:
+        """An actor as the screen names them: a dealer by id, a supervisor by role (the state is
+        readable without a PIN, and supervisor ids are half of what a PIN guess needs)."""
+        if not actor:
+            return "?"
+        return "a supervisor" if str(actor) in self.supervisors else str(actor)
 
     def _pend(self, view: Mapping[str, Any]) -> None:
         """A flag waits to be seen (several flags of one rule at one event wait as one)."""
@@ -417,6 +427,7 @@ class TableService:
         flags = [flag_view(f.to_dict(), f.round, rules.words(f.rule), seq) for f in applied.flags]
         for view in flags:
             view["event_type"] = event.type
+            _misread_words(view, record)
         self.flags.extend(flags)
         if event.type == "misread":
             rnd = self.table.current_round
@@ -638,12 +649,18 @@ class TableService:
                     "min_bet": str(self.setup.min_bet),
                     "max_bet": str(self.setup.max_bet),
                     "ranks": "".join(r for r in "A23456789TJQK" if r not in rules.excluded_ranks),
+                    "natural_name": rules.natural_name,
                 },
                 "due": due,
-                "dealer": (
+                "dealer": _dealer_view(
                     due.get("dealer")
                     if rnd is not None or self.last_round is None
                     else self.last_round.get("dealer")
+                ),
+                "dealt_by": (
+                    ([self.dealer] if self.dealer else [])
+                    if rnd is not None or self.last_round is None
+                    else list(self.last_round.get("dealers") or [])
                 ),
                 "boxes": box_views(
                     self.setup.boxes,
@@ -670,7 +687,10 @@ class TableService:
                 "store": self._store_view(),
                 "misreads": sorted(self.misreads.values(), key=lambda m: m["seq"]),
                 "misreads_dropped": self.misreads_dropped,
-                "recent": list(self.recent),
+                "recent": [
+                    {**r, "actor": self._shown(r.get("actor"))} if r.get("actor") else r
+                    for r in self.recent
+                ],
             }
 
     def _flag_state(self, view: Mapping[str, Any]) -> dict[str, Any]:
@@ -735,6 +755,20 @@ def _recent(seq: int, record: Mapping[str, Any]) -> dict[str, Any]:
         "source": record.get("source"),
         "actor": record.get("actor"),
     }
+
+
+def _misread_words(view: dict[str, Any], record: Mapping[str, Any]) -> None:
+    """A misread's flag says what happened; what to do (and whether it was done) is the
+    banner's and the resolution's to say, so a corrected misread no longer asks for it."""
+    if view.get("event_type") == "misread" and view.get("rule") == "shoe":
+        view["message"] = f"the shoe reader could not read a card (“{record.get('raw', '')}”)"
+
+
+def _dealer_view(hand: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The dealer's cards with the total said as the dealer says it: soft, bust."""
+    cards = list((hand or {}).get("cards") or [])
+    total, soft = best_total(cards) if cards else (0, False)
+    return {"cards": cards, "total": total, "soft": soft and total < 21, "bust": total > 21}
 
 
 def seat_name(box: int) -> str:

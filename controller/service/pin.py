@@ -107,14 +107,14 @@ class PinGuard:
     def login(self, supervisor: str, pin: str, client: str) -> LoginResult:
         """A supervisor's PIN: a session token when right."""
         result = self._check(self.supervisors, supervisor, pin, client, "supervisor")
-        if not result.ok:
+        if not result.ok or result.who is None:
             return result
         now = self.clock()
         token = secrets.token_urlsafe(24)
-        self._sessions[token] = Session(supervisor, now + self.session_seconds)
+        self._sessions[token] = Session(result.who, now + self.session_seconds)
         while len(self._sessions) > MAX_SESSIONS:
             del self._sessions[next(iter(self._sessions))]
-        return LoginResult(ok=True, who=supervisor, token=token, expires_in=self.session_seconds)
+        return LoginResult(ok=True, who=result.who, token=token, expires_in=self.session_seconds)
 
     def sign_in(self, dealer: str, pin: str, client: str) -> LoginResult:
         """A dealer's PIN: ok when right (no session: the dealer on duty is the table's)."""
@@ -130,6 +130,7 @@ class PinGuard:
             return LoginResult(
                 ok=False, retry_after=state.locked_until - now, reason="too many wrong PINs"
             )
+        who = _canonical(book, who)
         stored = book.get(who)
         # Check a PIN even for an unknown id so timing does not reveal valid ids.
         if stored is None:
@@ -188,6 +189,14 @@ class PinGuard:
 
     def logout(self, token: str) -> None:
         self._sessions.pop(token, None)
+
+
+def _canonical(book: dict[str, str], who: str) -> str:
+    """The id as the config spells it (the screen's id pad types lower case)."""
+    if who in book:
+        return who
+    folded = who.casefold()
+    return next((known for known in book if known.casefold() == folded), who)
 
 
 _DUMMY = hash_pin("0000", iterations=1000, salt=b"floorctl-dummy!!")

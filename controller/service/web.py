@@ -221,7 +221,7 @@ def create_app(
         async with login_lock:
             result = await asyncio.to_thread(check, who, body.pin, client)
         if result.ok:
-            return who, None, result
+            return str(result.who), None, result
         if result.retry_after > 0:
             log.error(
                 "PIN locked out",
