@@ -191,6 +191,7 @@ class TableService:
         live = table.current_round
         every_flag = [f for r in table.rounds for f in r.flags]
         every_flag += list(live.flags) if live is not None else []
+        every_flag += list(table.unassigned)
         round_of_seq = {f.seq: f.round for f in every_flag}
         types: dict[int, Mapping[str, Any]] = {}
         for seq, record in history:
@@ -206,6 +207,7 @@ class TableService:
         words = self.setup.rules.words
         earlier = [f for r in table.rounds[-2:] for f in r.flags]
         current = list(table.current_round.flags) if table.current_round is not None else []
+        current += list(table.unassigned)  # before the first round
         for f in earlier + current:
             view = flag_view(f.to_dict(), f.round, words(f.rule), f.seq)
             record = types.get(f.seq) or {}
@@ -539,8 +541,55 @@ class TableService:
             self._ending.discard(device)
 
     def opening_refusal(self, event: Mapping[str, Any]) -> str:
-        """Why an opening or closing tap is not open now ("" when it is)."""
-        return f"{str(event.get('type')).replace('_', ' ')} is not open now"
+        """Why an opening or closing tap is not open now ("" when it is): the table's day
+        (6.1-6.3) as the engine keeps it — opened, decks inspected, steps confirmed, closed."""
+        with self._lock:
+            due = self.table.due().to_dict()
+            live = self.table.current_round is not None
+        kind = str(event.get("type"))
+        day = due.get("opening")
+        shoe = due.get("shoe")
+        inspecting = due.get("inspection") is not None
+        if kind == "inspect_end":
+            return "" if inspecting else "no deck is under inspection"
+        if live:
+            return f"{kind.replace('_', ' ')}: not during a round"
+        if inspecting:
+            return "a deck is under inspection: end it first"
+        if kind == "open_table":
+            if day is not None:
+                return "the table is open already"
+            if self.sign_in_required and self.dealer is None:
+                return "the dealer signs in before the table opens"
+            return ""
+        if kind == "close_table":
+            return "" if day is not None else "the table is not open"
+        if kind == "inspect":
+            return ""
+        if kind == "opening_step":
+            if day is None:
+                return "the table is not open: a supervisor opens it first"
+            if day.get("state") == "opening" and event.get("step") not in day.get("to_do", []):
+                if event.get("step") != "cut":
+                    return f"{event.get('step')} is confirmed already"
+            return ""
+        if kind == "shoe_end":
+            if shoe is None:
+                return "no shoe is loaded"
+            if shoe.get("ended"):
+                return "this shoe has ended: its cards are being read out"
+            return ""
+        return f"{kind.replace('_', ' ')} is not open now"
+
+    def opening_by(self, supervisor: str | None = None) -> list[str]:
+        """Who opens the table or inspects a deck: the dealer on duty and the supervisor."""
+        with self._lock:
+            day = self.table.due().to_dict().get("opening") or {}
+        out = [str(x) for x in day.get("by") or []]
+        for who in (self.dealer, supervisor):
+            if who and who not in out:
+                out.append(who)
+        return out[:8]
 
     def open_now(self) -> tuple[Decision, ...]:
         """The decisions open now: the engine's, and a new shoe between rounds."""

@@ -200,6 +200,8 @@ def create_app(
             await asyncio.to_thread(service.sync_camera_bets)
             expect = None
         source = "manual" if kind in ("card", "bet") else "dealer"
+        if kind == "inspect" and service.opening_by():
+            event["by"] = service.opening_by()
         result = await asyncio.to_thread(
             service.submit, event, source=source, actor=service.dealer, expect_seq=expect
         )
@@ -300,6 +302,8 @@ def create_app(
         if reason:
             return _error(409, reason)
         source = "manual" if event["type"] in ("card", "bet") else "supervisor"
+        if event["type"] == "open_table":
+            event["by"] = service.opening_by(who)
         result = await asyncio.to_thread(service.submit, event, source=source, actor=who)
         return _result(result)
 
