@@ -57,6 +57,7 @@ class Served:
             self.table.web = web
         self.service = self.table.service
         self.url = ""
+        self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._done: asyncio.Future[None] | None = None
         ready = threading.Event()
@@ -81,6 +82,9 @@ class Served:
         asyncio.run(main())
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         if self._loop is not None and self._done is not None:
             done = self._done
             self._loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))

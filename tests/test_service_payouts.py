@@ -92,9 +92,9 @@ def test_a_rescue_is_its_own_lines_even_when_the_figures_alone_cannot_tell() -> 
     assert "12.7" in round_lines(result, 1, PONTOON)[0]["note"]
     marked = round_lines(result, 1, PONTOON, rescues={(4, 1, 0, "ann")})
     assert "12.8" in marked[0]["note"]
-    assert round_lines(result, 1, PONTOON, rescues={(3, 1, 0, "ann")})[0]["note"] != marked[0][
-        "note"
-    ]  # a rescue of another round does not count
+    assert (
+        round_lines(result, 1, PONTOON, rescues={(3, 1, 0, "ann")})[0]["note"] != marked[0]["note"]
+    )  # a rescue of another round does not count
 
 
 def test_blackjack_names_no_pontoon_numbers() -> None:

@@ -188,7 +188,7 @@ def shots(page: Page, name: str) -> None:
 
 def type_id(page: Page, ident: str) -> None:
     for ch in ident.upper():
-        page.tap(f'#modal [data-idkey="{ch}"], #signin [data-idkey="{ch}"]')
+        page.locator(f'[data-idkey="{ch}"]:visible').first.tap()
 
 
 def enter_pin(page: Page, pin: str, where: str = "#modal") -> None:
@@ -267,11 +267,7 @@ def test_a_round_from_the_simulated_shoe_appears_card_by_card(
         payout.wait_for()
         net = float(s["net"])
         expected = (
-            f"pay {s['net']}"
-            if net > 0
-            else "push"
-            if net == 0
-            else f"take {s['net'].lstrip('-')}"
+            f"pay {s['net']}" if net > 0 else "push" if net == 0 else f"take {s['net'].lstrip('-')}"
         )
         assert expected in payout.inner_text()
         assert f"pay {s['returned']}" not in payout.inner_text() or s["returned"] == s["net"]
@@ -304,7 +300,9 @@ def test_the_pin_guards_supervisor_actions(browser: Browser, live: LiveTable) ->
     assert re.search(r"Supervisor jsmith · [0-2]:\d\d", page.inner_text("#sup-open"))
     assert "locks in" in page.inner_text("#modal-timer")
     # Only the boxes of this round may be voided.
-    voidable = page.eval_on_selector_all("[data-sup^='void-box-']", "els => els.map(e => e.dataset.sup)")
+    voidable = page.eval_on_selector_all(
+        "[data-sup^='void-box-']", "els => els.map(e => e.dataset.sup)"
+    )
     assert voidable == ["void-box-3"]
     shot(page, "supervisor-panel")
     before = live.service.seq

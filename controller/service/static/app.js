@@ -167,8 +167,47 @@ function renderDealer() {
 }
 
 const STATUS_WORDS = { natural: null, bust: "bust", rescued: "rescued", void: "void", surrendered: "surrendered", absent: "absent" };
+// The day's opening (6.1-6.3) takes the boxes' place until the first shoe is loaded.
+const STEPS = [["spread", "Spread face up for the players (6.2)"], ["chemmy", "Chemmy shuffled (6.3(a))"],
+  ["stack", "Stacked (6.3(b))"], ["riffle", "Riffle shuffled (6.3(c))"], ["cut", "Cut"]];
+function openingShown() {
+  const due = state.due || {};
+  return !!due.inspection || (!!due.opening && due.opening.state === "opening" && !due.boxes.length);
+}
+function renderOpening(wrap) {
+  const due = state.due, day = due.opening || { steps: [], to_do: [], decks: { passed: [], failed: [] } };
+  const insp = due.inspection;
+  const done = Object.fromEntries((day.steps || []).map((s) => [s.step, s.by || "?"]));
+  const names = (xs) => xs.length > 12 ? `${xs.slice(0, 12).join(" ")} … (${xs.length})` : xs.join(" ");
+  const deckPart = insp
+    ? el("div", { class: "inspection", "data-inspection": insp.deck || "" },
+        el("div", { class: "deckcount" }, `Deck ${insp.deck || "(serial not read yet)"}: ${insp.read} of ${insp.of} read`),
+        el("div", {}, `missing so far: ${insp.missing.length ? names(insp.missing) : "none"}`),
+        insp.doubled.length ? el("div", { class: "needs" }, `read twice: ${names(insp.doubled)}`) : null,
+        insp.foreign.length ? el("div", { class: "needs" }, `not of this deck: ${names(insp.foreign)}`) : null,
+        insp.tens && insp.tens.length ? el("div", { class: "needs" }, `tens (6.1): ${names(insp.tens)}`) : null,
+        el("button", { class: "btn ok", type: "button", "data-opening": "inspect_end",
+          onclick: () => send({ type: "inspect_end" }) }, "End inspection", el("small", {}, "the whole deck is read")))
+    : el("div", {}, el("button", { class: "btn ok", type: "button", "data-opening": "inspect",
+        onclick: () => send({ type: "inspect" }) }, "Inspect a deck", el("small", {}, "read it through the reader (6.1)")));
+  const decks = day.decks || { passed: [], failed: [] };
+  const steps = el("ol", { class: "steps" }, STEPS.map(([step, words]) => el("li", { "data-step": step },
+    done[step] ? el("span", { class: "done" }, `✓ ${words} — ${done[step]}`)
+      : el("button", { class: "btn", type: "button", "data-opening-step": step, disabled: !!insp,
+          onclick: () => send({ type: "opening_step", step }) }, `Confirm: ${words}`))));
+  wrap.append(el("div", { class: "opening-panel", "data-opening-panel": "" },
+    el("h2", {}, "Opening the table (6.1–6.3)", day.by && day.by.length ? el("span", { class: "muted" }, ` · opened by ${day.by.join(", ")}`) : ""),
+    el("div", { class: "row" },
+      el("div", { class: "col" }, el("div", { class: "field" }, "Inspect each deck (6.1)"), deckPart,
+        el("div", { class: "muted" }, `passed: ${decks.passed.join(" ") || "none"}`),
+        decks.failed.length ? el("div", { class: "needs" }, `failed: ${decks.failed.join(" ")}`) : null),
+      el("div", { class: "col" }, el("div", { class: "field" }, "Then, one by one (6.2, 6.3)"), steps))));
+}
+
 function renderBoxes() {
   const wrap = $("boxes"); wrap.replaceChildren();
+  wrap.classList.toggle("opening", openingShown());
+  if (openingShown()) { renderOpening(wrap); return; }
   const nc = state.due && state.due.next_card;
   const deciding = new Set(dealerDecisions().map((x) => x.box));
   const naturalName = (state.table.natural_name || "natural");
@@ -256,6 +295,11 @@ function renderActions() {
     onclick: cardPad }, "Enter card", el("small", {}, due.next_card ? nextCardText(due.next_card) : "card pad")));
   if (manual.camera && ["idle", "betting"].includes(due.phase)) wrap.append(el("button", { class: "btn ok",
     type: "button", "data-manual": "wager", onclick: () => chipPad() }, "Enter wager", el("small", {}, "chip pad")));
+  const idle = !state.due.boxes.length && !state.due.inspection;
+  const shoe = state.due.shoe;
+  if (idle && shoe && !shoe.ended && !(state.due.opening && state.due.opening.state === "opening"))
+    wrap.append(el("button", { class: "btn", type: "button", "data-action": "shoe_end",
+      onclick: () => send({ type: "shoe_end" }) }, "End of shoe", el("small", {}, "read out the cards left")));
   const decisions = dealerDecisions();
   for (const d of decisions) {
     // A hit is the next card drawn from the shoe; a button only for taking an offered card (16.4).
@@ -630,6 +674,15 @@ function buildPanel(body) {
       onclick: () => a.type === "void"
         ? confirmThen(`${a.label}?`, () => supSend(a.box ? { type: "void", box: a.box } : { type: "void" }))
         : reshuffleDialog() }, a.label)) : el("span", { class: "muted" }, "no round in progress")));
+  const due = state.due || {};
+  const idle = !due.boxes.length && !due.inspection;
+  body.append(el("div", { class: "field" }, "The table's day"), el("div", { class: "grid" },
+    !due.opening ? el("button", { class: "btn ok", type: "button", "data-sup": "open-table", disabled: !idle,
+      onclick: () => confirmThen("Open the table? The decks are inspected next (6.1).", () => supSend({ type: "open_table" })) },
+      "Open the table", el("small", {}, (state.on_duty || {}).dealer ? `with ${(state.on_duty || {}).dealer}` : ""))
+    : el("button", { class: "btn", type: "button", "data-sup": "close-table", disabled: !idle,
+      onclick: () => confirmThen(due.shoe && !due.shoe.ended ? "The shoe has not ended: end it and read out its cards first. Close anyway?" :
+        "Close the table for the day?", () => supSend({ type: "close_table" })) }, "Close the table")));
   body.append(el("div", { class: "field" }, "Manual mode"), el("div", { class: "grid" },
     ["shoe", "camera"].map((device) => {
       const on = (state.manual || {})[device];
