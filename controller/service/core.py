@@ -210,9 +210,9 @@ class TableService:
         current += list(table.unassigned)  # before the first round
         for f in earlier + current:
             view = flag_view(f.to_dict(), f.round, words(f.rule), f.seq)
-            record = types.get(f.seq) or {}
-            view["event_type"] = record.get("type")
-            _misread_words(view, record)
+            raised_by = types.get(f.seq) or {}
+            view["event_type"] = raised_by.get("type")
+            _misread_words(view, raised_by)
             self.flags.append(view)
             key = (f.seq, f.rule)
             if key not in self.resolved and not self._settled_misread(view):
@@ -569,9 +569,9 @@ class TableService:
         if kind == "opening_step":
             if day is None:
                 return "the table is not open: a supervisor opens it first"
-            if day.get("state") == "opening" and event.get("step") not in day.get("to_do", []):
-                if event.get("step") != "cut":
-                    return f"{event.get('step')} is confirmed already"
+            step = event.get("step")
+            if day.get("state") == "opening" and step != "cut" and step not in day["to_do"]:
+                return f"{step} is confirmed already"
             return ""
         if kind == "shoe_end":
             if shoe is None:
