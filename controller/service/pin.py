@@ -146,7 +146,8 @@ class PinGuard:
         state.last = now
         if state.failures >= self.max_attempts:
             state.failures = 0
-            duration = min(self.lockout_seconds * (2**state.lockouts), 3600.0)
+            # Doubling, capped at an hour (the exponent too: a long attack must not overflow).
+            duration = min(self.lockout_seconds * (2 ** min(state.lockouts, 32)), 3600.0)
             state.lockouts += 1
             state.locked_until = now + duration
             return LoginResult(ok=False, retry_after=duration, reason="too many wrong PINs")
