@@ -344,7 +344,9 @@ def test_play_by_hand_under_a_supervisors_manual_mode(screen: Screen) -> None:
     assert all(e["reason"] for e in modes)
     page.tap("#modal-close")
     page.wait_for_selector('#status[data-state="manual"]')
-    assert "MANUAL MODE" in page.inner_text("#status")
+    assert "Shoe reader MANUAL (shoe reader fault): cards on the card pad" in page.inner_text(
+        "#status"
+    )
     assert page.get_attribute('#devices .dev[data-device="shoe"]', "data-state") == "manual"
     # The chip pad: box 4, a green and a red chip.
     page.tap('#actions button[data-manual="wager"]')

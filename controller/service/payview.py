@@ -90,15 +90,15 @@ def settlement_lines(
         return [line("return", staked, "void (16.5)")]
     if rescued:
         return [
-            line("take", -net, "rescue (12.8): the original wager is forfeit", "rescue"),
-            line("return", returned, "rescue: the double comes back", "rescue"),
+            line("take", -net, "rescue (12.8): original forfeit", "rescue"),
+            line("return", returned, "the double back", "rescue"),
         ]
     if outcome == "surrender":
         if returned == 0:
-            return [line("take", staked, "surrender: the dealer's hand takes all (9.5)", kind)]
+            return [line("take", staked, "surrender: all, to a pontoon (9.5)", kind)]
         return [
-            line("take", -net, "surrender: half is forfeit (9.5)", "surrender"),
-            line("return", returned, "surrender: half comes back", "surrender"),
+            line("take", -net, "surrender: half (9.5)", "surrender"),
+            line("return", returned, "half back", "surrender"),
         ]
     if net > 0:
         if doubled:
@@ -111,8 +111,8 @@ def settlement_lines(
         return [line("push", None, "the stake stays")]
     if returned > 0:  # 12.7: the dealer's pontoon takes the original, the double comes back
         return [
-            line("take", -net, "the dealer's pontoon takes the original (12.7)"),
-            line("return", returned, "the double comes back (12.7)"),
+            line("take", -net, "the original (12.7)"),
+            line("return", returned, "the double back"),
         ]
     return [line("take", staked, "")]
 

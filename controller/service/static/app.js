@@ -109,8 +109,8 @@ function renderStatus() {
   let kind = "";
   for (const [name, m] of Object.entries(state.manual || {})) {
     kind = kind || "manual";
-    const what = name === "shoe" ? "enter each card on the card pad" : "enter each wager on the chip pad";
-    parts.push(`${DEVICE_NAMES[name] || name} in MANUAL MODE (${m.reason || "no reason"}${m.by ? ", " + m.by : ""}): ${what}`);
+    const what = name === "shoe" ? "cards on the card pad" : "wagers on the chip pad";
+    parts.push(`${DEVICE_NAMES[name] || name} MANUAL (${m.reason || "no reason"}): ${what}`);
   }
   for (const [name, s] of Object.entries(state.devices || {})) {
     if (s.state !== "fault" || (state.manual || {})[name]) continue;
@@ -313,7 +313,8 @@ function renderActions() {
       label, el("small", {}, where + (d.max && d.kind !== "split" ? ` · up to ${money(d.max)}` : ""))));
   }
   if (decisions.some((d) => d.kind === "hit" && !d.card))
-    wrap.append(el("span", { class: "hint" }, "Hit: draw the next card from the shoe"));
+    wrap.append(el("span", { class: "hint" }, manual.shoe ? "Hit: enter the next card on the card pad"
+      : "Hit: draw the next card from the shoe"));
 }
 function nextCardText(nc) {
   return nc.to === "dealer" ? "next: the dealer" : `next: box ${nc.box}`;
