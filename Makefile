@@ -7,8 +7,10 @@ OS_STAMP := $(VENV)/.os-packages
 OS_TEST_STAMP := $(VENV)/.os-test-packages
 # libzbar0: pyzbar reads the layout's fiducials; socat: the demo's serial pseudo-terminals.
 OS_PACKAGES := libzbar0 socat
-# chromium: the browser tests drive Debian's Chromium with Playwright.
+# chromium: the browser tests drive Debian's Chromium with Playwright. npm (Debian's, unless
+# one is on the PATH already) installs axe-core, the accessibility checker they run in the page.
 OS_TEST_PACKAGES := chromium
+AXE := $(VENV)/node/node_modules/axe-core/axe.min.js
 
 .PHONY: demo test test-native native clean-native lint replay-examples bench clean
 
@@ -41,7 +43,13 @@ demo: $(STAMP)
 replay-examples: $(STAMP)
 	@for f in ../shared/spec/examples/*.jsonl; do echo "== $$f"; $(BIN)/floorctl replay $$f; done
 
-test: $(STAMP) $(OS_TEST_STAMP)
+$(AXE): | $(OS_TEST_STAMP)
+	@command -v npm >/dev/null || { SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq npm; }
+	npm install --prefix $(VENV)/node --no-audit --no-fund --silent axe-core@4
+	@test -f $@ && touch $@
+
+test: $(STAMP) $(OS_TEST_STAMP) $(AXE)
 	@bash .ci/ensure-postgres
 	FLOORCTL_EXPECT_NATIVE=0 $(BIN)/python -m pytest -q
 	@$(MAKE) --no-print-directory test-native

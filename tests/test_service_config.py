@@ -191,3 +191,40 @@ def test_a_plain_scanner_without_heartbeat_is_configured_with_zero(tmp_path: Pat
         write(tmp_path, text.replace("heartbeat_timeout = 3.0", "heartbeat_timeout = 0.1"))
     )
     assert "[shoe] heartbeat_timeout = 0.1" in message
+
+
+def test_the_screens_network_settings_are_checked(tmp_path: Path) -> None:
+    text = good(tmp_path).read_text()
+    ui = 'host = "127.0.0.1"\n'
+    cfg = load_config(
+        write(
+            tmp_path,
+            text.replace(
+                ui,
+                ui + 'allowed_hosts = ["Table07.floor.example.", "10.1.2.3"]\n'
+                'trusted_proxy = "10.1.2.1"\nrequest_timeout = 4\n',
+            ),
+        )
+    )
+    assert cfg.ui.allowed_hosts == ("table07.floor.example", "10.1.2.3")
+    assert cfg.ui.trusted_proxy == "10.1.2.1" and cfg.ui.request_timeout == 4.0
+    assert load_config(good(tmp_path)).ui.trusted_proxy is None  # no proxy is trusted
+    for bad, key in (
+        ('allowed_hosts = "table07"', "[ui] allowed_hosts"),
+        ('allowed_hosts = ["evil example"]', "[ui] allowed_hosts"),
+        ('trusted_proxy = "proxy.floor"', "[ui] trusted_proxy"),
+        ("request_timeout = 0", "[ui] request_timeout"),
+    ):
+        assert key in refused(write(tmp_path, text.replace(ui, ui + bad + "\n"))), bad
+
+
+def test_dealers_sign_in_with_pin_hashes_like_supervisors(tmp_path: Path) -> None:
+    text = good(tmp_path).read_text()
+    assert load_config(good(tmp_path)).dealers == {}  # none: taps are not attributed
+    dealer_hash = hash_pin("1357", iterations=1000)
+    cfg = load_config(write(tmp_path, text + f'\n[dealers]\nD1042 = "{dealer_hash}"\n'))
+    assert cfg.dealers == {"D1042": dealer_hash}
+    assert "[dealers] D1042" in refused(write(tmp_path, text + '\n[dealers]\nD1042 = "1357"\n'))
+    assert "pin-hash" in refused(write(tmp_path, text + '\n[dealers]\nD1042 = "1357"\n'))
+    message = refused(write(tmp_path, text + f'\n[dealers]\n"ann smith" = "{dealer_hash}"\n'))
+    assert "[dealers] ann smith" in message and "an id is" in message

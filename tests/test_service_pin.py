@@ -82,3 +82,12 @@ def test_logout_ends_the_session() -> None:
     assert token is not None
     g.logout(token)
     assert g.session(token) is None
+
+
+def test_a_long_attack_stays_locked_out_an_hour_at_a_time() -> None:
+    clock = Clock()
+    g = guard(clock, max_attempts=1, lockout_seconds=60)
+    for _ in range(3000):  # more lockouts than 2**n fits a float for
+        r = g.login("jsmith", "0000", "c")
+        clock.now += r.retry_after
+    assert r.retry_after == 3600

@@ -26,6 +26,7 @@ TABLE_LINE: dict[str, Any] = {
     "rules": {},
 }
 SUPERVISORS = {"jsmith": hash_pin("2468", iterations=1000)}
+WS = "ws://127.0.0.1:8080/ws"
 
 
 @pytest.fixture
@@ -39,7 +40,7 @@ def table(tmp_path: Path) -> Iterator[Table]:
 
 @pytest.fixture
 def client(table: Table) -> Iterator[TestClient]:
-    with TestClient(create_app(table.service, table.guard)) as c:
+    with TestClient(create_app(table.service, table.guard), base_url="http://127.0.0.1:8080") as c:
         yield c
 
 
@@ -108,9 +109,17 @@ def test_a_tap_on_a_screen_the_table_has_moved_past_is_refused(
 
 def test_the_dealer_cannot_take_supervisor_actions(table: Table, client: TestClient) -> None:
     deal_to_play(table)
-    for kind in ("void", "reshuffle_discards", "card", "bet"):
+    for kind in ("void", "reshuffle_discards"):
         r = tap(client, {"type": kind})
-        assert r.status_code == 403, kind
+        assert r.status_code == 422, kind
+        assert "not a tap this screen takes" in r.json()["error"]
+    # A card or a wager by hand is the dealer's only in manual mode, which is off.
+    for event in (
+        {"type": "card", "card": "5S"},
+        {"type": "bet", "box": 3, "player": "ann", "amount": "10"},
+    ):
+        r = tap(client, event)
+        assert r.status_code == 409 and "manual mode" in r.json()["error"], event
     r = client.post("/api/supervisor/event", json={"event": {"type": "void"}})
     assert r.status_code == 401
     assert stored(table)[-1]["type"] == "card"
@@ -180,7 +189,7 @@ def test_pin_attempts_are_rate_limited(table: Table, client: TestClient) -> None
 
 
 def test_the_screen_is_pushed_after_every_event(table: Table, client: TestClient) -> None:
-    with client.websocket_connect("/ws") as ws:
+    with client.websocket_connect(WS) as ws:
         first = ws.receive_json()
         assert first["table"]["table_id"] == "T07"
         table.service.submit({"type": "shuffle", "decks": 6, "cut_card": 200}, source="dealer")
@@ -192,7 +201,7 @@ def test_the_screen_is_pushed_after_every_event(table: Table, client: TestClient
 def test_pages_from_other_origins_cannot_drive_the_table(client: TestClient) -> None:
     with (
         pytest.raises(WebSocketDisconnect),
-        client.websocket_connect("/ws", headers={"origin": "http://evil.example"}) as ws,
+        client.websocket_connect(WS, headers={"origin": "http://evil.example"}) as ws,
     ):
         ws.receive_json()
     r = client.post(

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import ipaddress
 import os
+import resource
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -25,6 +26,7 @@ import uvicorn
 
 from controller.service.config import ServiceConfig
 from controller.service.core import TableService
+from controller.service.gate import allowed_names, timed_http
 from controller.service.pin import PinGuard
 from controller.service.sdnotify import Notifier, WatchdogPinger
 from controller.service.web import Heartbeat, create_app
@@ -40,6 +42,22 @@ class StartError(RuntimeError):
     """The service could not start (the message says what and where)."""
 
 
+# The screen's connections: idle keep-alive and WebSocket pings (seconds), the largest message
+# a screen may send on its WebSocket (it sends none).
+KEEP_ALIVE_SECONDS = 5
+WS_PING_SECONDS = 10.0
+WS_MAX_MESSAGE = 4096
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    """How the screen's web server meets the network (``[ui]``)."""
+
+    allowed_hosts: tuple[str, ...] = ()  # names beyond 127.0.0.1, localhost, ::1 and the host
+    trusted_proxy: str | None = None  # the one address whose X-Forwarded-* headers count
+    request_timeout: float = 10.0  # a request's line, headers and body arrive within this
+
+
 @dataclass
 class Table:
     """The parts of a running table, for `run` and `demo` alike."""
@@ -50,6 +68,7 @@ class Table:
     guard: PinGuard
     heartbeat: Heartbeat
     stoppers: list[Callable[[], None]] = field(default_factory=list)
+    web: WebSettings = field(default_factory=WebSettings)
 
     def close(self) -> None:
         for stop in reversed(self.stoppers):
@@ -73,8 +92,12 @@ def open_table(
     spool_dir: str | None = None,
     spool: bool = True,
     spool_reserve: int = DEFAULT_RESERVE,
+    dealers: dict[str, str] | None = None,
 ) -> Table:
     """Open the store, restore (or start) the table, and build its service.
+
+    ``dealers`` (id -> PIN hash): who may sign in to deal; none, and the screen takes taps
+    with no dealer signed in.
 
     The table's spool goes in ``spool_dir`` (default: beside a SQLite database, or systemd's
     ``$STATE_DIRECTORY`` for PostgreSQL); ``spool=False`` runs without one (tests).
@@ -93,7 +116,7 @@ def open_table(
     except (StoreError, ValueError) as exc:
         store.close()
         raise StartError(f"audit store {store.name}: {exc}") from exc
-    service = TableService(recorder, supervisors=tuple(supervisors))
+    service = TableService(recorder, supervisors=tuple(supervisors), dealers=tuple(dealers or {}))
     recorder.on_status = service.store_status
     service.store_status(recorder.status())
     guard = PinGuard(
@@ -101,6 +124,7 @@ def open_table(
         max_attempts=pin_max_attempts,
         lockout_seconds=pin_lockout_seconds,
         session_seconds=session_seconds,
+        dealers=dict(dealers or {}),
     )
     return Table(store, recorder, service, guard, Heartbeat())
 
@@ -116,7 +140,15 @@ def build_from_config(cfg: ServiceConfig, *, shoe_port: Transport | None = None)
         session_seconds=cfg.ui.supervisor_session_seconds,
         spool_dir=cfg.store.spool_dir,
         spool_reserve=cfg.store.spool_reserve_kib * 1024,
+        dealers=cfg.dealers,
     )
+    table.web = WebSettings(
+        allowed_hosts=cfg.ui.allowed_hosts,
+        trusted_proxy=cfg.ui.trusted_proxy,
+        request_timeout=cfg.ui.request_timeout,
+    )
+    if not cfg.dealers:
+        log.warning("no [dealers] in the config: taps are recorded with no dealer signed in")
     try:
         _attach_devices(table, cfg, shoe_port)
     except Exception:
@@ -161,8 +193,19 @@ async def serve(
     on_ready: Callable[[str], None] | None = None,
     until: asyncio.Future[Any] | None = None,
 ) -> int:
-    """Serve the dealer's screen until SIGINT/SIGTERM (or `until` completes)."""
-    app = create_app(table.service, table.guard, heartbeat=table.heartbeat)
+    """Serve the dealer's screen until SIGINT/SIGTERM (or `until` completes).
+
+    Proxy headers are believed only from ``table.web.trusted_proxy``; the screen answers only
+    to its own host names; a request must arrive within ``request_timeout``."""
+    web = table.web
+    _raise_open_files()
+    app = create_app(
+        table.service,
+        table.guard,
+        heartbeat=table.heartbeat,
+        names=allowed_names(host, web.allowed_hosts),
+        https=web.trusted_proxy is not None,
+    )
     config = uvicorn.Config(
         app,
         host=host,
@@ -170,7 +213,15 @@ async def serve(
         log_config=None,
         access_log=False,
         lifespan="on",
+        http=timed_http(web.request_timeout),
         ws="websockets-sansio",
+        ws_max_size=WS_MAX_MESSAGE,
+        ws_ping_interval=WS_PING_SECONDS,
+        ws_ping_timeout=WS_PING_SECONDS,
+        proxy_headers=web.trusted_proxy is not None,
+        forwarded_allow_ips=[web.trusted_proxy] if web.trusted_proxy else [],
+        server_header=False,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=3,
     )
     server = _Server(config)
@@ -220,6 +271,17 @@ async def serve(
         note.stopping()
         pinger.stop()
     return 0
+
+
+def _raise_open_files() -> None:
+    """Let the process open as many files as its hard limit allows (the unit sets it high),
+    so slow connections are cut off by their deadline before they can exhaust them."""
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ValueError, OSError) as exc:  # pragma: no cover - a platform that refuses
+        log.warning("cannot raise the open files limit", error=str(exc))
 
 
 def _publish_url(host: str, port: int) -> None:

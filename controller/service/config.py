@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import ipaddress
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -75,6 +76,9 @@ class UiConfig:
     pin_max_attempts: int = 5
     pin_lockout_seconds: float = 60.0
     supervisor_session_seconds: float = 120.0
+    allowed_hosts: tuple[str, ...] = ()  # names beyond 127.0.0.1, localhost, ::1 and `host`
+    trusted_proxy: str | None = None  # the one address whose proxy headers are believed
+    request_timeout: float = 10.0  # a request's line, headers and body arrive within this
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,7 @@ class ServiceConfig:
     supervisors: dict[str, str]  # supervisor id -> PIN hash
     camera: Any = None  # the camera driver's own config object, or None when absent
     camera_raw: dict[str, Any] = field(default_factory=dict)
+    dealers: dict[str, str] = field(default_factory=dict)  # dealer id -> PIN hash
 
 
 # --- value checkers: each returns the value or raises ValueError(reason) ----------------------
@@ -158,6 +163,36 @@ def _host(v: Any) -> str:
     return str(v)
 
 
+_LABEL = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
+_HOSTNAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*")
+
+
+def _hostnames(v: Any) -> tuple[str, ...]:
+    if not isinstance(v, list):
+        raise ValueError('expected a list of host names, e.g. ["table07.floor.example"]')
+    out = []
+    for name in v:
+        text = name.lower().rstrip(".") if isinstance(name, str) else ""
+        try:
+            ipaddress.ip_address(text)
+        except ValueError:
+            if not _HOSTNAME.fullmatch(text):
+                raise ValueError(f"{_show(name)} is not a host name or IP address") from None
+        out.append(text)
+    return tuple(out)
+
+
+def _proxy(v: Any) -> str | None:
+    if v == "":
+        return None
+    try:
+        return str(ipaddress.ip_address(v))
+    except ValueError:
+        raise ValueError(
+            'not the IP address of a proxy in front of the screen ("" for none)'
+        ) from None
+
+
 def _level(v: Any) -> str:
     if v not in ("debug", "info", "warning", "error"):
         raise ValueError('not a log level ("debug", "info", "warning" or "error")')
@@ -200,6 +235,9 @@ _UI: Spec = {
     "pin_max_attempts": (_int_range(1, 100, "a number of attempts"), 5),
     "pin_lockout_seconds": (_seconds(1, 86_400), 60.0),
     "supervisor_session_seconds": (_seconds(10, 3600), 120.0),
+    "allowed_hosts": (_hostnames, ()),
+    "trusted_proxy": (_proxy, None),
+    "request_timeout": (_seconds(0.5, 120), 10.0),
 }
 _STORE: Spec = {
     "url": (_store_url, _MISSING),
@@ -210,7 +248,7 @@ _LOG: Spec = {"level": (_level, "info")}
 _TABLE_KEYS = ("table_id", "game", "boxes", "decks", "min_bet", "max_bet", "rules")
 # Keys of [table] that configure the service and are not part of the table line.
 _TABLE_SERVICE_KEYS = ("rules_dir",)
-_SECTIONS = ("table", "shoe", "camera", "store", "ui", "supervisors", "log")
+_SECTIONS = ("table", "shoe", "camera", "store", "ui", "supervisors", "dealers", "log")
 
 
 def _section(path: Path, data: Mapping[str, Any], name: str, spec: Spec) -> dict[str, Any]:
@@ -288,11 +326,26 @@ def _supervisors(path: Path, data: Mapping[str, Any]) -> dict[str, str]:
             "no supervisor PIN is set; there is no default PIN. Add one line per supervisor, "
             'e.g. jsmith = "<output of floorctl pin-hash>"',
         )
+    return _pin_book(path, "supervisors", raw)
+
+
+def _dealers(path: Path, data: Mapping[str, Any]) -> dict[str, str]:
+    """``[dealers]``: who may sign in to deal (none: the screen takes taps unattributed)."""
+    raw = data.get("dealers")
+    return {} if raw is None else _pin_book(path, "dealers", raw)
+
+
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")
+
+
+def _pin_book(path: Path, section: str, raw: Any) -> dict[str, str]:
     if not isinstance(raw, Mapping):
-        raise ConfigError(path, "[supervisors]", raw, "expected a table of id = PIN hash")
+        raise ConfigError(path, f"[{section}]", raw, "expected a table of id = PIN hash")
     out: dict[str, str] = {}
     for ident, stored in raw.items():
-        key = f"[supervisors] {ident}"
+        key = f"[{section}] {ident}"
+        if not _ID.fullmatch(str(ident)):
+            raise ConfigError(path, key, stored, "an id is 1-32 letters, digits, '.', '_' or '-'")
         if not isinstance(stored, str):
             raise ConfigError(path, key, stored, "expected a PIN hash (text)")
         if stored.isdigit():
@@ -306,6 +359,8 @@ def _supervisors(path: Path, data: Mapping[str, Any]) -> dict[str, str]:
             parse_pin_hash(stored)
         except PinFormatError as exc:
             raise ConfigError(path, key, stored, f"not a PIN hash: {exc}") from None
+        if any(known.casefold() == str(ident).casefold() for known in out):
+            raise ConfigError(path, key, stored, "another id differs from this one only in case")
         out[str(ident)] = stored
     return out
 
@@ -366,6 +421,7 @@ def config_from_dict(
     ui = UiConfig(**_section(path, data, "ui", _UI))
     log = LogConfig(**_section(path, data, "log", _LOG))
     supervisors = _supervisors(path, data)
+    dealers = _dealers(path, data)
     camera_raw = data.get("camera")
     camera: Any = None
     if camera_raw is not None:
@@ -389,6 +445,7 @@ def config_from_dict(
         ui=ui,
         log=log,
         supervisors=supervisors,
+        dealers=dealers,
         camera=camera,
         camera_raw=dict(camera_raw) if isinstance(camera_raw, Mapping) else {},
     )

@@ -16,9 +16,15 @@ screen as not recorded. Once the store is back the held events are recorded in o
 resumes by itself. Held events live in memory only: if the process dies meanwhile they are
 lost, which is why the screen lists them for the dealer to note.
 
+**Beside the engine** the service keeps what the screen needs: device health, the camera's
+wagers, misreads awaiting correction, the dealer on duty (the last ``dealer`` event), the
+devices in manual mode (``manual_mode`` events), and the flags not yet seen: each flag waits
+in :attr:`TableService.pending` until an ``acknowledge`` event names it (or, for a misread, a
+card entered in its place). With dealer sign-in configured, the dealer's taps wait too
+(:meth:`TableService.blocking`). All of it is rebuilt from the stored events at a restart.
+
 Nothing here knows the rules: what is due, what is allowed and what is flagged all come from
-``controller.engine``. This module only keeps what the screen needs beside the engine's own
-state (device health, the camera's wagers, misreads awaiting correction, recent flags).
+``controller.engine``.
 """
 
 from __future__ import annotations
@@ -34,9 +40,19 @@ from typing import Any, Protocol
 import structlog
 
 from controller import logs
+from controller.cards import best_total
 from controller.engine import Applied, Table
+from controller.engine.decisions import Decision, Kind, Role
 from controller.events import Event, ScenarioError, TableSetup, parse_event
-from controller.service.view import box_views, describe_event, flag_view, table_actions
+from controller.service import flags as banners
+from controller.service.view import (
+    box_views,
+    decision_view,
+    describe_event,
+    flag_view,
+    supervisor_actions,
+    table_actions,
+)
 from controller.store.db import StoreDown, StoreError
 
 log = structlog.get_logger("floorctl.service")
@@ -49,6 +65,11 @@ MAX_MISREADS = 20
 MAX_HELD = 1000
 # Sources whose events happened whether or not the store takes them (kept while it is down).
 KEPT_SOURCES = frozenset({"shoe"})
+# Flags waiting to be seen that the service keeps (the oldest are dropped first, still stored).
+MAX_PENDING = 200
+# The devices a supervisor may put in manual mode, and the states in which each is back.
+MANUAL_DEVICES = ("shoe", "camera")
+DEVICE_UP = frozenset({"ok", "connected"})
 
 
 class Recorded(Protocol):
@@ -120,11 +141,14 @@ class TableService:
         event_log: EventLog,
         *,
         supervisors: tuple[str, ...] = (),
+        dealers: tuple[str, ...] = (),
         clock: Callable[[], str] = now_iso,
     ) -> None:
         self.log = event_log
         self.setup: TableSetup = event_log.table.setup
         self.supervisors = supervisors
+        self.dealers = dealers
+        self.sign_in_required = bool(dealers)
         self.clock = clock
         self._lock = threading.RLock()  # inputs and snapshots: one writer at a time
         # Device states and listeners have their own lock, never held while taking the one
@@ -145,6 +169,12 @@ class TableService:
         self.last_round: dict[str, Any] | None = None
         self.seq = event_log.seq
         self.shoe_seq: int | None = None
+        self.dealer: str | None = None  # the dealer on duty (the last `dealer` event)
+        self.manual: dict[str, dict[str, Any]] = {}  # device -> its manual mode (on)
+        self.pending: dict[tuple[int, str], dict[str, Any]] = {}  # (seq, rule) -> flag
+        self.resolved: dict[tuple[int, str], str] = {}  # (seq, rule) -> who saw or resolved it
+        self.rescues: set[tuple[int, int, int, str]] = set()  # round, box, hand, player
+        self._ending: set[str] = set()  # devices whose manual mode is being ended
         self._restore(event_log.history())
         self.seq = event_log.seq
         logs.bind_table(table=self.setup.table_id)
@@ -161,26 +191,103 @@ class TableService:
         live = table.current_round
         every_flag = [f for r in table.rounds for f in r.flags]
         every_flag += list(live.flags) if live is not None else []
+        every_flag += list(table.unassigned)
         round_of_seq = {f.seq: f.round for f in every_flag}
+        types: dict[int, Mapping[str, Any]] = {}
         for seq, record in history:
-            kind = record.get("type")
+            kind = str(record.get("type"))
+            if seq in round_of_seq:
+                types[seq] = record
             if kind == "misread":
                 self._add_misread(seq, record, round_of_seq.get(seq))
-            correction = record.get("correction_of")
-            if isinstance(correction, int):
-                self.misreads.pop(correction, None)
-            if kind in ("shuffle", "reshuffle_discards"):
-                self.shoe_seq = seq
+            self._track(seq, record, restoring=True)
             if kind == "wager_seen" and isinstance(record.get("box"), int):
                 self.seen[record["box"]] = {"amount": str(record.get("amount")), "confidence": None}
             self.recent.append(_recent(seq, record))
         words = self.setup.rules.words
         earlier = [f for r in table.rounds[-2:] for f in r.flags]
         current = list(table.current_round.flags) if table.current_round is not None else []
+        current += list(table.unassigned)  # before the first round
         for f in earlier + current:
-            self.flags.append(flag_view(f.to_dict(), f.round, words(f.rule), f.seq))
+            view = flag_view(f.to_dict(), f.round, words(f.rule), f.seq)
+            raised_by = types.get(f.seq) or {}
+            view["event_type"] = raised_by.get("type")
+            _misread_words(view, raised_by)
+            self.flags.append(view)
+            key = (f.seq, f.rule)
+            if key not in self.resolved and not self._settled_misread(view):
+                self._pend(view)
         if table.rounds:
             self.last_round = table.rounds[-1].to_dict()
+
+    def _settled_misread(self, view: Mapping[str, Any]) -> bool:
+        """A misread flag whose misread is no longer awaiting correction."""
+        return view.get("event_type") == "misread" and view.get("seq") not in self.misreads
+
+    def _track(self, seq: int, record: Mapping[str, Any], *, restoring: bool = False) -> None:
+        """What one recorded event changes beside the engine (live and at a restart)."""
+        kind = record.get("type")
+        actor = record.get("actor")
+        correction = record.get("correction_of")
+        if kind == "card" and isinstance(correction, int) and correction in self.misreads:
+            self.misreads.pop(correction, None)
+            key = (correction, "shoe")
+            self.pending.pop(key, None)
+            self.resolved[key] = f"corrected: {record.get('card')} entered by {self._shown(actor)}"
+        if kind in ("shuffle", "reshuffle_discards"):
+            self.shoe_seq = seq
+        elif kind == "dealer":
+            self.dealer = str(record.get("dealer")) if record.get("dealer") else None
+        elif kind == "manual_mode":
+            device = str(record.get("device"))
+            if record.get("on"):
+                self.manual[device] = {
+                    "device": device,
+                    "since": seq,
+                    "by": self._shown(actor),
+                    "reason": record.get("reason") or "",
+                }
+            else:
+                self.manual.pop(device, None)
+        elif kind == "acknowledge":
+            key = (int(record.get("flag_event") or 0), str(record.get("rule")))
+            self.pending.pop(key, None)
+            self.resolved[key] = f"seen by {self._shown(actor)}"
+            if len(self.resolved) > 4 * MAX_PENDING:
+                del self.resolved[next(iter(self.resolved))]
+        elif kind == "rescue" and not restoring:
+            self._note_rescue(record)
+
+    def _note_rescue(self, record: Mapping[str, Any]) -> None:
+        """Which hand a rescue took back (the settlement's figures alone cannot always say: a
+        rescue and 12.7 both return the double when the dealer makes pontoon)."""
+        rnd = self.table.current_round
+        box = rnd.boxes.get(int(record.get("box") or 0)) if rnd is not None else None
+        if rnd is None or box is None:
+            return
+        for i, hand in enumerate(box.hands):
+            wager = hand.wager_of(str(record.get("player")))
+            if wager is not None and wager.rescued:
+                self.rescues.add((rnd.number, box.number, i, wager.player))
+        self.rescues = {r for r in self.rescues if r[0] >= rnd.number - 1}
+
+    def _shown(self, actor: Any) -> str:
+        """An actor as the screen names them: a dealer by id, a supervisor by role (the state is
+        readable without a PIN, and supervisor ids are half of what a PIN guess needs)."""
+        if not actor:
+            return "?"
+        return "a supervisor" if str(actor) in self.supervisors else str(actor)
+
+    def _pend(self, view: Mapping[str, Any]) -> None:
+        """A flag waits to be seen (several flags of one rule at one event wait as one)."""
+        key = (int(view.get("seq") or 0), str(view.get("rule")))
+        waiting = self.pending.get(key)
+        if waiting is not None:
+            waiting["messages"].append(view.get("message"))
+            return
+        self.pending[key] = {**view, "messages": [view.get("message")]}
+        while len(self.pending) > MAX_PENDING:
+            del self.pending[next(iter(self.pending))]
 
     # ----- inputs -----------------------------------------------------------------------
 
@@ -320,15 +427,16 @@ class TableService:
         self.seq = seq
         rules = self.setup.rules
         flags = [flag_view(f.to_dict(), f.round, rules.words(f.rule), seq) for f in applied.flags]
+        for view in flags:
+            view["event_type"] = event.type
+            _misread_words(view, record)
         self.flags.extend(flags)
         if event.type == "misread":
             rnd = self.table.current_round
             self._add_misread(seq, record, rnd.number if rnd is not None else None)
-        correction = record.get("correction_of")
-        if isinstance(correction, int):
-            self.misreads.pop(correction, None)
-        if event.type in ("shuffle", "reshuffle_discards"):
-            self.shoe_seq = seq
+        self._track(seq, record)
+        for view in flags:
+            self._pend(view)
         if event.type == "wager_seen" and event.box is not None:
             self.seen[event.box] = {
                 "amount": str(event.amount),
@@ -412,8 +520,100 @@ class TableService:
             log.error("device fault", device=name, reason=reason)
         else:
             log.info("device state", device=name, state=state, reason=reason or None)
+        if state in DEVICE_UP and name in self.manual and name not in self._ending:
+            self._ending.add(name)  # recorded from a thread: this may run under the lock
+            threading.Thread(target=self._end_manual, args=(name,), daemon=True).start()
         if notify:
             self._notify()
+
+    def _end_manual(self, device: str) -> None:
+        """The device is back: its manual mode ends (recorded, naming why)."""
+        try:
+            if device in self.manual and self.device(device).state in DEVICE_UP:
+                result = self.submit(
+                    {"type": "manual_mode", "device": device, "on": False, "reason": "device back"},
+                    source="service",
+                    actor=self.dealer,
+                )
+                if not result.ok:
+                    log.error("manual mode not ended", device=device, error=result.error)
+        finally:
+            self._ending.discard(device)
+
+    def opening_refusal(self, event: Mapping[str, Any]) -> str:
+        """Why an opening or closing tap is not open now ("" when it is): the table's day
+        (6.1-6.3) as the engine keeps it — opened, decks inspected, steps confirmed, closed."""
+        with self._lock:
+            due = self.table.due().to_dict()
+            live = self.table.current_round is not None
+        kind = str(event.get("type"))
+        day = due.get("opening")
+        shoe = due.get("shoe")
+        inspecting = due.get("inspection") is not None
+        if kind == "inspect_end":
+            return "" if inspecting else "no deck is under inspection"
+        if live:
+            return f"{kind.replace('_', ' ')}: not during a round"
+        if inspecting:
+            return "a deck is under inspection: end it first"
+        if kind == "open_table":
+            if day is not None:
+                return "the table is open already"
+            if self.sign_in_required and self.dealer is None:
+                return "the dealer signs in before the table opens"
+            return ""
+        if kind == "close_table":
+            return "" if day is not None else "the table is not open"
+        if kind == "inspect":
+            return ""
+        if kind == "opening_step":
+            if day is None:
+                return "the table is not open: a supervisor opens it first"
+            step = event.get("step")
+            if day.get("state") == "opening" and step != "cut" and step not in day["to_do"]:
+                return f"{step} is confirmed already"
+            return ""
+        if kind == "shoe_end":
+            if shoe is None:
+                return "no shoe is loaded"
+            if shoe.get("ended"):
+                return "this shoe has ended: its cards are being read out"
+            return ""
+        return f"{kind.replace('_', ' ')} is not open now"
+
+    def opening_by(self, supervisor: str | None = None) -> list[str]:
+        """Who opens the table or inspects a deck: the dealer on duty and the supervisor."""
+        with self._lock:
+            day = self.table.due().to_dict().get("opening") or {}
+        out = [str(x) for x in day.get("by") or []]
+        for who in (self.dealer, supervisor):
+            if who and who not in out:
+                out.append(who)
+        return out[:8]
+
+    def open_now(self) -> tuple[Decision, ...]:
+        """The decisions open now: the engine's, and a new shoe between rounds."""
+        with self._lock:
+            return self._with_new_shoe(self.table.due().open)
+
+    def _with_new_shoe(self, opened: tuple[Decision, ...]) -> tuple[Decision, ...]:
+        """Between rounds a dealer may always load a new shoe (the engine takes a shuffle then
+        without a flag); the engine lists it only when one is due (no shoe, 16.9, 16.10)."""
+        if self.table.current_round is not None or any(d.kind is Kind.SHUFFLE for d in opened):
+            return opened
+        return (*opened, Decision(Kind.SHUFFLE, Role.DEALER, "6.3"))
+
+    def supervisor_actions(self) -> list[dict[str, Any]]:
+        """The supervisor's actions open now (void, reshuffle the discards)."""
+        with self._lock:
+            return supervisor_actions(self.table.due().open, self.table.current_round)
+
+    def blocking(self) -> dict[str, Any] | None:
+        """The oldest flag not yet seen, when it holds the dealer's taps (sign-in configured)."""
+        with self._lock:
+            if not self.sign_in_required or not self.pending:
+                return None
+            return dict(next(iter(self.pending.values())))
 
     def camera_seen(self, event: Mapping[str, Any]) -> list[Submitted]:
         """The chip camera's stable wager for a box changed (a `wager_seen` event).
@@ -478,7 +678,9 @@ class TableService:
     def snapshot(self) -> dict[str, Any]:
         """Everything the dealer's screen shows, as one JSON-able document."""
         with self._lock:
-            due = self.table.due().to_dict()
+            due_now = self.table.due()
+            due = due_now.to_dict()
+            opened = self._with_new_shoe(due_now.open)
             rnd = self.table.current_round
             current_number = rnd.number if rnd is not None else None
             shown_rounds = {n for n in (current_number, _round_of(self.last_round)) if n}
@@ -496,24 +698,56 @@ class TableService:
                     "min_bet": str(self.setup.min_bet),
                     "max_bet": str(self.setup.max_bet),
                     "ranks": "".join(r for r in "A23456789TJQK" if r not in rules.excluded_ranks),
+                    "natural_name": rules.natural_name,
                 },
                 "due": due,
-                "dealer": (
+                "dealer": _dealer_view(
                     due.get("dealer")
                     if rnd is not None or self.last_round is None
                     else self.last_round.get("dealer")
                 ),
-                "boxes": box_views(self.setup.boxes, due, self.seen, payout_round, flags),
-                "table_actions": table_actions(due, self.setup),
-                "flags": flags,
+                "dealt_by": (
+                    ([self.dealer] if self.dealer else [])
+                    if rnd is not None or self.last_round is None
+                    else list(self.last_round.get("dealers") or [])
+                ),
+                "boxes": box_views(
+                    self.setup.boxes,
+                    due,
+                    self.seen,
+                    payout_round,
+                    flags,
+                    rules=rules,
+                    rescues=self.rescues,
+                ),
+                "open": [decision_view(d) for d in opened],
+                "table_actions": table_actions(opened, self.setup),
+                "supervisor_actions": supervisor_actions(opened, rnd),
+                "flags": [self._flag_state(f) for f in flags],
+                "alerts": [
+                    banners.banner(f, f.get("event_type"), str(f.get("words", "")), opened)
+                    for f in self.pending.values()
+                ],
+                "blocked": self.sign_in_required and bool(self.pending),
+                "on_duty": {"dealer": self.dealer, "sign_in": self.sign_in_required},
+                "manual": dict(self.manual),
                 "last_round": self.last_round,
                 "devices": self.device_states(),
                 "store": self._store_view(),
                 "misreads": sorted(self.misreads.values(), key=lambda m: m["seq"]),
                 "misreads_dropped": self.misreads_dropped,
-                "recent": list(self.recent),
-                "supervisors": list(self.supervisors),
+                "recent": [
+                    {**r, "actor": self._shown(r.get("actor"))} if r.get("actor") else r
+                    for r in self.recent
+                ],
             }
+
+    def _flag_state(self, view: Mapping[str, Any]) -> dict[str, Any]:
+        key = (int(view.get("seq") or 0), str(view.get("rule")))
+        out = banners.banner(view, view.get("event_type"), str(view.get("words", "")))
+        out["state"] = "waiting" if key in self.pending else "done"
+        out["resolution"] = self.resolved.get(key, "")
+        return out
 
     def _store_view(self) -> dict[str, Any]:
         """What the screen's STORE DOWN panel shows (the service's lock held)."""
@@ -570,6 +804,20 @@ def _recent(seq: int, record: Mapping[str, Any]) -> dict[str, Any]:
         "source": record.get("source"),
         "actor": record.get("actor"),
     }
+
+
+def _misread_words(view: dict[str, Any], record: Mapping[str, Any]) -> None:
+    """A misread's flag says what happened; what to do (and whether it was done) is the
+    banner's and the resolution's to say, so a corrected misread no longer asks for it."""
+    if view.get("event_type") == "misread" and view.get("rule") == "shoe":
+        view["message"] = f"the shoe reader could not read a card (“{record.get('raw', '')}”)"
+
+
+def _dealer_view(hand: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The dealer's cards with the total said as the dealer says it: soft, bust."""
+    cards = list((hand or {}).get("cards") or [])
+    total, soft = best_total(cards) if cards else (0, False)
+    return {"cards": cards, "total": total, "soft": soft and total < 21, "bust": total > 21}
 
 
 def seat_name(box: int) -> str:

@@ -1,7 +1,12 @@
-"""Supervisor PINs: salted PBKDF2 hashes in the config, rate-limited attempts, short sessions.
+"""PINs: salted PBKDF2 hashes in the config, rate-limited attempts, short supervisor sessions.
 
-There is no default PIN: a table config names each supervisor with the hash of their PIN
-(`floorctl pin-hash` makes one), and the service refuses to start without at least one.
+There is no default PIN: a table config names each supervisor (and each dealer) with the hash
+of their PIN (`floorctl pin-hash` makes one), and the service refuses to start without at least
+one supervisor. Wrong PINs are counted per client address (the peer's own address: proxy headers
+are not trusted unless a proxy is configured), for supervisors and dealers apart, so a dealer's
+own right PIN never clears a count of wrong supervisor PINs. The counts are bounded: past
+:data:`MAX_CLIENTS` addresses with failures on record, every further address shares one count,
+so many addresses buy an attacker no more guesses than one.
 """
 
 from __future__ import annotations
@@ -16,6 +21,10 @@ from dataclasses import dataclass, field
 SCHEME = "pbkdf2-sha256"
 DEFAULT_ITERATIONS = 200_000
 MIN_PIN_LENGTH = 4
+MAX_CLIENTS = 64  # addresses with failures on record; beyond, they share one count
+MAX_SESSIONS = 8  # supervisor sessions open at once (the oldest ends first)
+FORGET_AFTER = 3600.0  # seconds after which a client's last failure, if not locked, is forgotten
+OVERFLOW = "*"  # the shared count of addresses beyond MAX_CLIENTS
 
 
 class PinFormatError(ValueError):
@@ -57,12 +66,13 @@ class _Attempts:
     failures: int = 0
     lockouts: int = 0
     locked_until: float = 0.0
+    last: float = 0.0
 
 
 @dataclass(frozen=True)
 class LoginResult:
     ok: bool
-    supervisor: str | None = None
+    who: str | None = None
     token: str | None = None
     expires_in: float = 0.0
     retry_after: float = 0.0  # > 0 when locked out
@@ -77,11 +87,12 @@ class Session:
 
 @dataclass
 class PinGuard:
-    """Checks supervisor PINs with a lockout after repeated failures.
+    """Checks PINs with a lockout after repeated failures.
 
     After `max_attempts` consecutive failures from one client, that client is locked out
     for `lockout_seconds`, doubling with each further lockout (capped at one hour). A
-    success clears the count. While locked out, PINs are not even checked.
+    success clears the count. While locked out, PINs are not even checked. A supervisor's
+    PIN opens a session (a token) for `session_seconds`; a dealer's only says who signs in.
     """
 
     supervisors: dict[str, str]  # id -> stored hash
@@ -89,40 +100,83 @@ class PinGuard:
     lockout_seconds: float = 60.0
     session_seconds: float = 120.0
     clock: Callable[[], float] = time.monotonic
+    dealers: dict[str, str] = field(default_factory=dict)  # id -> stored hash
     _attempts: dict[str, _Attempts] = field(default_factory=dict)
     _sessions: dict[str, Session] = field(default_factory=dict)
 
     def login(self, supervisor: str, pin: str, client: str) -> LoginResult:
+        """A supervisor's PIN: a session token when right."""
+        result = self._check(self.supervisors, supervisor, pin, client, "supervisor")
+        if not result.ok or result.who is None:
+            return result
         now = self.clock()
-        state = self._attempts.setdefault(client, _Attempts())
+        token = secrets.token_urlsafe(24)
+        self._sessions[token] = Session(result.who, now + self.session_seconds)
+        while len(self._sessions) > MAX_SESSIONS:
+            del self._sessions[next(iter(self._sessions))]
+        return LoginResult(ok=True, who=result.who, token=token, expires_in=self.session_seconds)
+
+    def sign_in(self, dealer: str, pin: str, client: str) -> LoginResult:
+        """A dealer's PIN: ok when right (no session: the dealer on duty is the table's)."""
+        return self._check(self.dealers, dealer, pin, client, "dealer")
+
+    def _check(
+        self, book: dict[str, str], who: str, pin: str, client: str, role: str
+    ) -> LoginResult:
+        now = self.clock()
+        key = f"{role} {client}"
+        state = self._bucket(key, role, now)
         if state.locked_until > now:
             return LoginResult(
                 ok=False, retry_after=state.locked_until - now, reason="too many wrong PINs"
             )
-        stored = self.supervisors.get(supervisor)
-        # Check a PIN even for an unknown supervisor so timing does not reveal valid ids.
+        who = _canonical(book, who)
+        stored = book.get(who)
+        # Check a PIN even for an unknown id so timing does not reveal valid ids.
         if stored is None:
-            verify_pin(pin, next(iter(self.supervisors.values()), _DUMMY))
+            verify_pin(pin, next(iter(book.values()), _DUMMY))
             ok = False
         else:
             ok = verify_pin(pin, stored)
         if ok:
-            state.failures = 0
-            state.lockouts = 0
-            token = secrets.token_urlsafe(24)
-            self._sessions[token] = Session(supervisor, now + self.session_seconds)
-            return LoginResult(
-                ok=True, supervisor=supervisor, token=token, expires_in=self.session_seconds
-            )
+            if self._attempts.get(key) is state:
+                del self._attempts[key]  # a success clears the count (not the shared one)
+            return LoginResult(ok=True, who=who)
         state.failures += 1
+        state.last = now
         if state.failures >= self.max_attempts:
             state.failures = 0
-            duration = min(self.lockout_seconds * (2**state.lockouts), 3600.0)
+            # Doubling, capped at an hour (the exponent too: a long attack must not overflow).
+            duration = min(self.lockout_seconds * (2 ** min(state.lockouts, 32)), 3600.0)
             state.lockouts += 1
             state.locked_until = now + duration
             return LoginResult(ok=False, retry_after=duration, reason="too many wrong PINs")
         left = self.max_attempts - state.failures
-        return LoginResult(ok=False, reason=f"wrong supervisor or PIN ({left} tries left)")
+        return LoginResult(ok=False, reason=f"wrong {role} or PIN ({left} tries left)")
+
+    def _bucket(self, key: str, role: str, now: float) -> _Attempts:
+        """The client's count of failures; beyond MAX_CLIENTS addresses, the role's shared one."""
+        found = self._attempts.get(key)
+        if found is not None:
+            return found
+        if len(self._attempts) >= MAX_CLIENTS:
+            stale = [
+                k
+                for k, a in self._attempts.items()
+                if not k.endswith(OVERFLOW)
+                and a.locked_until <= now
+                and a.last + FORGET_AFTER < now
+            ]
+            for old in stale:
+                del self._attempts[old]
+        if len(self._attempts) >= MAX_CLIENTS:
+            return self._attempts.setdefault(f"{role} {OVERFLOW}", _Attempts())
+        return self._attempts.setdefault(key, _Attempts())
+
+    @property
+    def clients_on_record(self) -> int:
+        """How many counts of failures are kept (bounded by MAX_CLIENTS + the shared one)."""
+        return len(self._attempts)
 
     def session(self, token: str | None) -> str | None:
         """The supervisor a session token belongs to, or None if unknown or expired."""
@@ -136,6 +190,14 @@ class PinGuard:
 
     def logout(self, token: str) -> None:
         self._sessions.pop(token, None)
+
+
+def _canonical(book: dict[str, str], who: str) -> str:
+    """The id as the config spells it (the screen's id pad types lower case)."""
+    if who in book:
+        return who
+    folded = who.casefold()
+    return next((known for known in book if known.casefold() == folded), who)
 
 
 _DUMMY = hash_pin("0000", iterations=1000, salt=b"floorctl-dummy!!")

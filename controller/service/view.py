@@ -1,20 +1,23 @@
 """What the dealer's screen shows, computed from the engine's `due()` and the round results.
 
 Pure functions, no state: the service calls them for every snapshot. They rearrange what the
-engine says (per box: wagers, hands, the camera's wager, the payout) and turn the engine's
-prompts into the dealer's announcement buttons; they never decide anything about the rules.
+engine says (per box: wagers, hands, the camera's wager, the chips to pay or take) and turn the
+engine's typed decisions (:func:`controller.engine.decisions.open_decisions`) into the dealer's
+buttons and the supervisor's; they never decide anything about the rules.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
+from controller.engine.decisions import Decision, Kind, Role
+from controller.engine.results import money
+from controller.engine.state import Round
 from controller.events import TableSetup
-
-_SURRENDER_PROMPT = re.compile(r"offer surrender to box (\d+)")
+from controller.rules import RuleSet
+from controller.service.payview import round_lines
 
 
 def flag_view(flag: Mapping[str, Any], round_number: int, words: str, seq: int) -> dict[str, Any]:
@@ -35,11 +38,15 @@ def box_views(
     seen: Mapping[int, Mapping[str, Any]],
     settled: Mapping[str, Any] | None,
     flags: Iterable[Mapping[str, Any]],
+    *,
+    rules: RuleSet,
+    rescues: Iterable[tuple[int, int, int, str]] = (),
 ) -> list[dict[str, Any]]:
     """One view per box (1..boxes): players' wagers, hands, the camera's wager, the payout.
 
     During a round the hands come from the engine's `due()`; between rounds the screen keeps
-    the last round's hands with its settlements, so the dealer pays from the screen.
+    the last round's hands with its chip actions (pay, take, push), so the dealer pays from
+    the screen.
     """
     per_box_flags: dict[int, int] = {}
     for f in flags:
@@ -62,6 +69,7 @@ def box_views(
             _from_live(view, live[number])
         elif settled is not None:
             _from_result(view, settled, number)
+            view["payouts"] = round_lines(settled, number, rules, rescues)
         out.append(view)
     return out
 
@@ -103,7 +111,8 @@ def _from_live(view: dict[str, Any], box: Mapping[str, Any]) -> None:
             {
                 "hand": hand.get("hand", 0),
                 "cards": cards,
-                "total": f"soft {total}" if hand.get("soft") and total != 21 else total,
+                "total": total,
+                "soft": bool(hand.get("soft")) and total != 21,
                 "doubled": bool(hand.get("doubled")),
                 "status": status,
                 "outcome": None,
@@ -116,16 +125,6 @@ def _from_result(view: dict[str, Any], result: Mapping[str, Any], number: int) -
     for s in result.get("settlements") or []:
         if s.get("box") != number:
             continue
-        view["payouts"].append(
-            {
-                "player": s.get("player"),
-                "hand": s.get("hand"),
-                "kind": s.get("kind"),
-                "staked": s.get("staked"),
-                "returned": s.get("returned"),
-                "net": s.get("net"),
-            }
-        )
         if s.get("kind") == "hand" and s.get("hand") == 0:
             stakes[str(s.get("player"))] = Decimal(str(s.get("staked", "0")))
     view["players"] = [
@@ -136,45 +135,95 @@ def _from_result(view: dict[str, Any], result: Mapping[str, Any], number: int) -
     for hand in result.get("hands") or []:
         if hand.get("box") != number:
             continue
+        total = hand.get("total")
         view["hands"].append(
             {
                 "hand": hand.get("hand", 0),
                 "cards": list(hand.get("cards") or []),
-                "total": hand.get("total"),
+                "total": total,
+                "soft": False,
                 "doubled": bool(hand.get("doubled")),
-                "status": None,
+                "status": "bust" if isinstance(total, int) and total > 21 else None,
                 "outcome": hand.get("outcome"),
             }
         )
 
 
-def table_actions(due: Mapping[str, Any], setup: TableSetup) -> list[dict[str, Any]]:
+def decision_view(d: Decision) -> dict[str, Any]:
+    """One typed decision as the screen reads it: what, whose, where, within what, by which
+    rule."""
+    return {
+        "kind": str(d.kind),
+        "by": str(d.by),
+        "rule": d.rule,
+        "box": d.box,
+        "hand": d.hand,
+        "player": d.player,
+        "min": money(d.min) if d.min is not None else None,
+        "max": money(d.max) if d.max is not None else None,
+        "card": d.card,
+    }
+
+
+# The dealer's own announcements (no PIN), as buttons above the boxes' decisions.
+_ANNOUNCEMENTS = {
+    Kind.NO_MORE_BETS: "No more bets",
+    Kind.OFFER_INSURANCE: "Offer insurance",
+}
+
+
+_SHUFFLE_DUE = {
+    "16.9": "due: the cutting card is out",
+    "16.10": "due: no cutting card was inserted (16.10)",
+}
+
+
+def table_actions(opened: Iterable[Decision], setup: TableSetup) -> list[dict[str, Any]]:
     """The dealer's own announcements open now (no PIN): no more bets, offers, a new shoe."""
     actions: list[dict[str, Any]] = []
-    prompts = [str(p) for p in due.get("prompts") or []]
-    phase = due.get("phase")
-    if phase == "betting" and due.get("boxes"):
-        actions.append({"type": "no_more_bets", "label": "No more bets"})
-    if "offer insurance" in prompts:
-        actions.append({"type": "offer_insurance", "label": "Offer insurance"})
-    for prompt in prompts:
-        m = _SURRENDER_PROMPT.search(prompt)
-        if m:
-            box = int(m.group(1))
+    for d in opened:
+        if d.by is not Role.DEALER:
+            continue
+        if d.kind in _ANNOUNCEMENTS:
+            actions.append({"type": str(d.kind), "label": _ANNOUNCEMENTS[d.kind], "rule": d.rule})
+        elif d.kind is Kind.OFFER_SURRENDER:
             actions.append(
-                {"type": "offer_surrender", "box": box, "label": f"Offer surrender · box {box}"}
+                {
+                    "type": "offer_surrender",
+                    "box": d.box,
+                    "label": f"Offer surrender · box {d.box}",
+                    "rule": d.rule,
+                }
             )
-    if phase == "idle":
-        cards = setup.decks * setup.rules.cards_per_deck()
-        actions.append(
-            {
-                "type": "shuffle",
-                "label": "New shoe",
-                "decks": setup.decks,
-                "cut_card_default": str(round(cards * 0.75)),
-            }
-        )
+        elif d.kind is Kind.SHUFFLE:
+            cards = setup.decks * setup.rules.cards_per_deck()
+            actions.append(
+                {
+                    "type": "shuffle",
+                    "label": "New shoe",
+                    "due": _SHUFFLE_DUE.get(d.rule, ""),
+                    "rule": d.rule,
+                    "decks": setup.decks,
+                    "cut_card_default": str(round(cards * 0.75)),
+                }
+            )
     return actions
+
+
+def supervisor_actions(opened: Iterable[Decision], rnd: Round | None) -> list[dict[str, Any]]:
+    """The supervisor's actions open now: void the round or one of its boxes (16.5) while a
+    round is in progress, reshuffle the discards (16.7) when the shoe runs short."""
+    out: list[dict[str, Any]] = []
+    for d in opened:
+        if d.kind is Kind.VOID:
+            out.append({"type": "void", "label": f"Void round {rnd.number}" if rnd else "Void"})
+            if rnd is not None:
+                for number, box in sorted(rnd.boxes.items()):
+                    if not box.void:
+                        out.append({"type": "void", "box": number, "label": f"Void box {number}"})
+        elif d.kind is Kind.RESHUFFLE_DISCARDS:
+            out.append({"type": "reshuffle_discards", "label": "Reshuffle discards (16.7)"})
+    return out
 
 
 def describe_event(record: Mapping[str, Any]) -> str:

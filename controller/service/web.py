@@ -4,17 +4,23 @@
     GET  /api/state              the table as the screen shows it (also pushed on /ws)
     WS   /ws                     a fresh snapshot after every event
     POST /api/event              a dealer's tap: {"event": {...}, "seq": <snapshot seq shown>}
+    POST /api/dealer/signin      {"dealer": id, "pin": "1234"}: the dealer on duty from now on
     POST /api/supervisor/login   {"supervisor": id, "pin": "1234"} -> a short session token
     POST /api/supervisor/event   a supervisor action, with header X-Supervisor-Token
     POST /api/supervisor/logout
 
 A dealer's tap is accepted only if it is one of the decisions (or announcements) open at that
-moment and the screen was showing the latest state; anything else is refused with the reason,
-so a late or doubled tap never reaches the audit log. A tap is answered 200 only once it is
-durable; while the audit store is down (STORE DOWN) every tap is refused with 503 and why.
-Supervisor actions (void, reshuffle the discards, correct a misread, a card or a wager entered
-by hand) need a session opened with a supervisor PIN; they are recorded naming the supervisor
-as `actor`.
+moment (the engine's typed decisions), the screen was showing the latest state, and it carries
+only what a dealer may set (:mod:`controller.service.taps`); anything else is refused with the
+reason, so a late, doubled or forged tap never reaches the audit log. With dealer sign-in
+configured, every tap is recorded naming the dealer on duty (``actor``) and waits while a flag
+has not been seen. A tap is answered 200 only once it is durable; while the audit store is down
+(STORE DOWN) every tap is refused with 503 and why. Supervisor actions (void, reshuffle the
+discards, correct a misread, a card or a wager entered by hand, manual mode, a flag resolved)
+need a session opened with a supervisor PIN and are recorded naming the supervisor.
+
+Every body is read by :class:`~controller.service.gate.Gate` first (host, origin, size); a body
+that is not JSON is answered 400, one that does not fit its schema 422, never 500.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -31,32 +38,20 @@ from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
-from controller.service.core import TableService
+from controller.engine.decisions import Decision, Kind, Role
+from controller.service.core import DEVICE_UP, TableService
+from controller.service.flags import needs
+from controller.service.gate import Gate, allowed_names
 from controller.service.pin import PinGuard
+from controller.service.taps import DealerBody, Login, SupervisorBody, TapError, parse_tap
 
 log = structlog.get_logger("floorctl.web")
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
-# The dealer's decisions: offered by the engine's due().decisions.
-DECISIONS = frozenset(
-    {
-        "stand",
-        "hit",
-        "double",
-        "split",
-        "surrender",
-        "insurance",
-        "rescue",
-        "refuse",
-        "absent",
-        "peek",
-    }
-)
-# The dealer's announcements: offered by the screen's table_actions.
-ANNOUNCEMENTS = frozenset({"no_more_bets", "offer_insurance", "offer_surrender", "shuffle"})
-# Behind the supervisor PIN.
-SUPERVISOR_EVENTS = frozenset({"void", "reshuffle_discards", "card", "bet"})
+# The decisions a dealer's tap takes (the others are the supervisor's).
+DEALER_ROLES = frozenset({Role.DEALER, Role.CONTROLLER, Role.PLAYER, Role.BACK_BETTOR})
+OPENING_TAPS = frozenset({"opening_step", "inspect", "inspect_end", "shoe_end"})
 
 
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
@@ -85,8 +80,15 @@ class Heartbeat:
 
 
 def create_app(
-    service: TableService, guard: PinGuard, *, heartbeat: Heartbeat | None = None
+    service: TableService,
+    guard: PinGuard,
+    *,
+    heartbeat: Heartbeat | None = None,
+    names: frozenset[str] | None = None,
+    https: bool = False,
 ) -> FastAPI:
+    """The screen's app; ``names`` are the host names it answers to (default: this PC's),
+    ``https`` allows ``https://`` origins (behind a configured TLS proxy)."""
     pulse = heartbeat or Heartbeat()
     login_lock = asyncio.Lock()
 
@@ -104,6 +106,11 @@ def create_app(
         redoc_url=None,
         openapi_url=None,
         lifespan=lifespan,
+    )
+    app.add_middleware(
+        Gate,
+        names=names if names is not None else allowed_names("127.0.0.1"),
+        https=https,
     )
     app.state.service = service
     app.state.guard = guard
@@ -125,12 +132,7 @@ def create_app(
 
     @app.websocket("/ws")
     async def ws(socket: WebSocket) -> None:
-        origin = socket.headers.get("origin")
-        host = socket.headers.get("host", "")
-        if origin is not None and origin.split("://", 1)[-1] != host:
-            await socket.close(code=1008)
-            return
-        await socket.accept()
+        await socket.accept()  # the Gate has checked the Host and the Origin
         loop = asyncio.get_running_loop()
         changed = asyncio.Event()
 
@@ -170,62 +172,108 @@ def create_app(
     async def dealer_event(request: Request) -> JSONResponse:
         if not _is_json(request):
             return _error(415, "send application/json")
-        body = await request.json()
-        event = body.get("event") if isinstance(body, Mapping) else None
-        if not isinstance(event, Mapping):
-            return _error(400, 'expected {"event": {...}, "seq": n}')
-        kind = event.get("type")
-        if kind not in DECISIONS and kind not in ANNOUNCEMENTS:
-            return _error(403, f"{kind!r} is not a dealer's input here")
+        try:
+            body = parse_tap(DealerBody, await request.body())
+        except TapError as exc:
+            return _error(exc.status, str(exc))
+        event = body.event.event()
+        kind = event["type"]
         if service.halted():
             return _store_down(service)
-        if body.get("seq") != service.seq:
+        if service.sign_in_required and service.dealer is None:
+            return _error(403, "no dealer is signed in: sign in to deal")
+        if body.seq != service.seq:
             return _error(409, "the table moved on since this screen was drawn: look again")
-        snapshot = service.snapshot()
-        reason = _not_open(event, snapshot)
+        waiting = service.blocking()
+        if waiting is not None and kind != "acknowledge":
+            return _error(
+                409,
+                f"first see the flag on the screen (rule {waiting.get('rule')}): "
+                f"{waiting.get('message')}",
+                blocked=True,
+            )
+        reason = _dealer_refusal(service, event)
         if reason:
             return _error(409, reason)
         expect: int | None = service.seq
         if kind == "no_more_bets":
             await asyncio.to_thread(service.sync_camera_bets)
             expect = None
+        source = "manual" if kind in ("card", "bet") else "dealer"
+        if kind == "inspect" and service.opening_by():
+            event["by"] = service.opening_by()
         result = await asyncio.to_thread(
-            service.submit, dict(event), source="dealer", expect_seq=expect
+            service.submit, event, source=source, actor=service.dealer, expect_seq=expect
         )
+        return _result(result)
+
+    async def _login(request: Request, role: str) -> tuple[str, JSONResponse | None, Any]:
+        """Read a sign-in body and check its PIN; (who, refusal or None, result)."""
+        if not _is_json(request):
+            return "", _error(415, "send application/json"), None
+        try:
+            body = parse_tap(Login, await request.body())
+        except TapError as exc:
+            return "", _error(exc.status, str(exc)), None
+        who = (body.supervisor if role == "supervisor" else body.dealer) or ""
+        if not who:
+            return "", _error(422, f'"{role}": missing (who signs in)'), None
+        client = request.client.host if request.client else "unknown"
+        check = guard.login if role == "supervisor" else guard.sign_in
+        async with login_lock:
+            result = await asyncio.to_thread(check, who, body.pin, client)
+        if result.ok:
+            return str(result.who), None, result
+        if result.retry_after > 0:
+            log.error(
+                "PIN locked out",
+                role=role,
+                who=who,
+                client=client,
+                retry_after=round(result.retry_after, 1),
+            )
+            return (
+                who,
+                JSONResponse(
+                    {
+                        "error": f"too many wrong PINs: wait {int(result.retry_after) + 1} s",
+                        "retry_after": result.retry_after,
+                    },
+                    status_code=429,
+                    headers={"Retry-After": str(int(result.retry_after) + 1)},
+                ),
+                result,
+            )
+        log.warning("PIN refused", role=role, who=who, client=client)
+        return who, _error(401, result.reason), result
+
+    @app.post("/api/dealer/signin")
+    async def dealer_sign_in(request: Request) -> JSONResponse:
+        if not service.sign_in_required:
+            return _error(404, "dealer sign-in is not configured at this table ([dealers])")
+        who, refused, _ = await _login(request, "dealer")
+        if refused is not None:
+            return refused
+        if service.halted():
+            return _store_down(service)
+        if service.dealer == who:
+            return JSONResponse({"dealer": who, "seq": service.seq})
+        event = {"type": "dealer", "dealer": who}
+        result = await asyncio.to_thread(service.submit, event, source="dealer", actor=who)
+        if result.ok:
+            log.info("dealer signed in", dealer=who)
+            return JSONResponse({"dealer": who, "seq": result.seq})
         return _result(result)
 
     @app.post("/api/supervisor/login")
     async def login(request: Request) -> JSONResponse:
-        if not _is_json(request):
-            return _error(415, "send application/json")
-        body = await request.json()
-        who = str(body.get("supervisor", "")) if isinstance(body, Mapping) else ""
-        pin = str(body.get("pin", "")) if isinstance(body, Mapping) else ""
-        client = request.client.host if request.client else "unknown"
-        async with login_lock:
-            result = await asyncio.to_thread(guard.login, who, pin, client)
-        if result.ok:
-            log.info("supervisor unlocked", supervisor=who, client=client)
-            return JSONResponse(
-                {"token": result.token, "supervisor": who, "expires_in": result.expires_in}
-            )
-        if result.retry_after > 0:
-            log.error(
-                "supervisor PIN locked out",
-                supervisor=who,
-                client=client,
-                retry_after=round(result.retry_after, 1),
-            )
-            return JSONResponse(
-                {
-                    "error": f"too many wrong PINs: wait {int(result.retry_after) + 1} s",
-                    "retry_after": result.retry_after,
-                },
-                status_code=429,
-                headers={"Retry-After": str(int(result.retry_after) + 1)},
-            )
-        log.warning("supervisor PIN refused", supervisor=who, client=client)
-        return _error(401, result.reason)
+        who, refused, result = await _login(request, "supervisor")
+        if refused is not None:
+            return refused
+        log.info("supervisor unlocked", supervisor=who)
+        return JSONResponse(
+            {"token": result.token, "supervisor": who, "expires_in": result.expires_in}
+        )
 
     @app.post("/api/supervisor/logout")
     async def logout(request: Request) -> JSONResponse:
@@ -243,47 +291,114 @@ def create_app(
         who = guard.session(request.headers.get("x-supervisor-token"))
         if who is None:
             return _error(401, "supervisor PIN needed (or the session ended)")
-        body = await request.json()
-        event = body.get("event") if isinstance(body, Mapping) else None
-        if not isinstance(event, Mapping):
-            return _error(400, 'expected {"event": {...}}')
-        kind = event.get("type")
-        if kind not in SUPERVISOR_EVENTS:
-            return _error(403, f"{kind!r} is not a supervisor action")
+        try:
+            body = parse_tap(SupervisorBody, await request.body())
+        except TapError as exc:
+            return _error(exc.status, str(exc))
+        event = body.event.event()
         if service.halted():
             return _store_down(service)
-        source = "supervisor"
-        if kind in ("card", "bet"):
-            source = "manual"
-        if kind == "card" and "correction_of" in event:
-            target = event.get("correction_of")
-            if not isinstance(target, int) or target not in service.misreads:
-                return _error(409, f"event #{target} is not a misread awaiting correction")
-        result = await asyncio.to_thread(service.submit, dict(event), source=source, actor=who)
+        reason = _supervisor_refusal(service, event)
+        if reason:
+            return _error(409, reason)
+        source = "manual" if event["type"] in ("card", "bet") else "supervisor"
+        if event["type"] == "open_table":
+            event["by"] = service.opening_by(who)
+        result = await asyncio.to_thread(service.submit, event, source=source, actor=who)
         return _result(result)
 
     return app
 
 
-def _not_open(event: Mapping[str, Any], snapshot: Mapping[str, Any]) -> str:
-    """Why this tap is not open now ("" when it is)."""
-    kind = event.get("type")
-    if kind in ANNOUNCEMENTS:
-        for action in snapshot.get("table_actions") or []:
-            if action.get("type") == kind and action.get("box") == event.get("box"):
-                return ""
-        return f"{str(kind).replace('_', ' ')} is not due now"
-    for decision in (snapshot.get("due") or {}).get("decisions") or []:
-        if decision.get("action") != kind or decision.get("box") != event.get("box"):
+def _dealer_refusal(service: TableService, event: dict[str, Any]) -> str:
+    """Why this dealer's tap is not open now ("" when it is)."""
+    kind = event["type"]
+    if kind == "acknowledge":
+        return _acknowledge_refusal(service, event, supervisor=False)
+    if kind == "card":
+        if "shoe" not in service.manual:
+            return "cards come from the shoe reader: a supervisor puts the shoe in manual mode"
+        return ""
+    if kind == "bet":
+        if "camera" not in service.manual:
+            return "wagers come from the chip camera: a supervisor puts it in manual mode"
+        return ""
+    if kind in OPENING_TAPS:
+        return service.opening_refusal(event)
+    return not_open(event, service.open_now())
+
+
+def not_open(event: dict[str, Any], opened: Iterable[Decision]) -> str:
+    """Why a dealer's decision or announcement is not among the open ones ("" when it is)."""
+    kind = event["type"]
+    who = event.get("player")
+    amount = Decimal(str(event["amount"])) if event.get("amount") is not None else None
+    near = ""
+    for d in opened:
+        if str(d.kind) != kind or d.by not in DEALER_ROLES:
             continue
-        who = event.get("player")
-        if kind in ("double", "insurance", "rescue") and decision.get("player") not in (None, who):
+        if d.box is not None and d.box != event.get("box"):
             continue
-        if kind == "split" and who is not None and decision.get("player") != who:
+        if d.kind in (Kind.DOUBLE, Kind.INSURANCE, Kind.RESCUE) and d.player != who:
+            continue
+        if d.kind is Kind.SPLIT and (
+            (who is None) != (d.by is Role.CONTROLLER) or (who is not None and d.player != who)
+        ):
+            continue
+        if amount is not None and d.max is not None and amount > d.max:
+            near = f"{kind} of {amount} on box {d.box}: at most {d.max}"
+            continue
+        if amount is not None and d.min is not None and amount < d.min:
+            near = f"{kind} of {amount} on box {d.box}: at least {d.min}"
             continue
         return ""
+    if near:
+        return near
     where = f" for box {event.get('box')}" if event.get("box") is not None else ""
-    return f"{kind}{where} is not open now"
+    return f"{str(kind).replace('_', ' ')}{where} is not open now"
+
+
+def _acknowledge_refusal(service: TableService, event: dict[str, Any], *, supervisor: bool) -> str:
+    key = (int(event["flag_event"]), str(event["rule"]))
+    waiting = service.pending.get(key)
+    if waiting is None:
+        return f"no flag of rule {key[1]} at event #{key[0]} is waiting to be seen"
+    if not supervisor and needs(key[1], waiting.get("event_type")) == "supervisor":
+        return f"rule {key[1]}: a supervisor resolves this flag"
+    return ""
+
+
+def _supervisor_refusal(service: TableService, event: dict[str, Any]) -> str:
+    """Why this supervisor action is not open now ("" when it is)."""
+    kind = event["type"]
+    snapshot_actions = service.supervisor_actions()
+    if kind in ("void", "reshuffle_discards"):
+        for action in snapshot_actions:
+            if action["type"] == kind and action.get("box") == event.get("box"):
+                return ""
+        what = f"void box {event['box']}" if event.get("box") is not None else kind
+        return f"{what.replace('_', ' ')} is not open now"
+    corrects = event.get("correction_of")
+    if kind == "card" and corrects is not None and corrects not in service.misreads:
+        return f"event #{corrects} is not a misread awaiting correction"
+    if kind == "shuffle":
+        return not_open(event, service.open_now())
+    if kind == "manual_mode":
+        device = event["device"]
+        if event["on"]:
+            if device in service.manual:
+                return f"the {device} is in manual mode already"
+            if not event.get("reason"):
+                return "say why the table goes to manual mode (the reason is recorded)"
+            if service.device(device).state in DEVICE_UP:
+                return f"the {device} works: nothing to enter by hand"
+        elif device not in service.manual:
+            return f"the {device} is not in manual mode"
+    if kind == "acknowledge":
+        return _acknowledge_refusal(service, event, supervisor=True)
+    if kind in ("open_table", "close_table"):
+        return service.opening_refusal(event)
+    return ""
 
 
 def _store_down(service: TableService) -> JSONResponse:
