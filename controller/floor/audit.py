@@ -53,9 +53,7 @@ def log_lookup(floor: Floor, who: Who, what: str, params: dict[str, Any], outcom
         )
 
 
-def lookups(
-    floor: Floor, *, who: str | None = None, limit: int = 200
-) -> list[dict[str, Any]]:
+def lookups(floor: Floor, *, who: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
     """The newest lookups first (all, or one person's)."""
     sql = "SELECT id, at, who, role, via, what, params, outcome, client FROM floor_lookups"
     params: dict[str, Any] = {"n": limit}

@@ -80,9 +80,9 @@ class Shift:
         self.clock += timedelta(seconds=self.rng.uniform(low, high))
         return iso(self.clock)
 
-    def _emit(self, event: dict[str, Any], low: float = 1.5, high: float = 4.0) -> tuple[
-        dict[str, Any], str
-    ]:
+    def _emit(
+        self, event: dict[str, Any], low: float = 1.5, high: float = 4.0
+    ) -> tuple[dict[str, Any], str]:
         at = self.tick(low, high)
         self.table.apply(parse_event(event))
         return event, at
@@ -95,8 +95,12 @@ class Shift:
         self.shoe = cards
         self.cut_at = int(len(cards) * self.rng.uniform(0.7, 0.8))
         self.cut_out = False
-        return {"type": "shuffle", "decks": self.setup.decks, "cut_card": self.cut_at,
-                "source": "dealer"}
+        return {
+            "type": "shuffle",
+            "decks": self.setup.decks,
+            "cut_card": self.cut_at,
+            "source": "dealer",
+        }
 
     def _drawn(self) -> int:
         return len(deck(self.table.rules.excluded_ranks)) * self.setup.decks - len(self.shoe)
@@ -150,24 +154,33 @@ class Shift:
         self.tick(15, 40)
         for box, player in zip(boxes, players, strict=True):
             amount = rng.choice(AMOUNTS)
-            back = rng.choice([p for p in PLAYERS if p not in players]) if (
-                rng.random() < 0.08
-            ) else None
+            back = (
+                rng.choice([p for p in PLAYERS if p not in players])
+                if (rng.random() < 0.08)
+                else None
+            )
             seen = amount + (10 if back else 0)
             if rng.random() < self.irregular:
                 seen += 5  # the camera sees a chip nobody recorded (5.5 at settlement)
             yield self._emit(
-                {"type": "wager_seen", "box": box, "amount": seen, "confidence": "0.97",
-                 "source": "camera"}, 0.5, 2.0
+                {
+                    "type": "wager_seen",
+                    "box": box,
+                    "amount": seen,
+                    "confidence": "0.97",
+                    "source": "camera",
+                },
+                0.5,
+                2.0,
             )
             yield self._emit(
-                {"type": "bet", "box": box, "player": player, "amount": amount,
-                 "source": "camera"}, 0.2, 1.0
+                {"type": "bet", "box": box, "player": player, "amount": amount, "source": "camera"},
+                0.2,
+                1.0,
             )
             if back is not None:  # a back-bettor, entered by the dealer
                 yield self._emit(
-                    {"type": "bet", "box": box, "player": back, "amount": 10,
-                     "source": "dealer"}
+                    {"type": "bet", "box": box, "player": back, "amount": 10, "source": "dealer"}
                 )
         yield self._emit({"type": "no_more_bets", "source": "dealer"})
         late = rng.random() < self.irregular
@@ -181,8 +194,13 @@ class Shift:
             if late and rnd.phase.value == "play":
                 late = False
                 yield self._emit(
-                    {"type": "bet", "box": boxes[0], "player": players[0], "amount": 5,
-                     "source": "dealer"}
+                    {
+                        "type": "bet",
+                        "box": boxes[0],
+                        "player": players[0],
+                        "amount": 5,
+                        "source": "dealer",
+                    }
                 )
                 continue
             if Kind.OFFER_INSURANCE in kinds:
@@ -217,7 +235,8 @@ class Shift:
                 own = [
                     d
                     for d in opened
-                    if d.box == target.box and d.by is Role.CONTROLLER
+                    if d.box == target.box
+                    and d.by is Role.CONTROLLER
                     and d.kind in (Kind.STAND, Kind.HIT, Kind.DOUBLE, Kind.SPLIT, Kind.SURRENDER)
                 ]
                 if own and rnd.dealer:

@@ -38,9 +38,7 @@ ROUND_COLUMNS = (
 )
 
 
-def logged(
-    floor: Floor, who: Who, what: str, params: dict[str, Any], answer: Callable[[], T]
-) -> T:
+def logged(floor: Floor, who: Who, what: str, params: dict[str, Any], answer: Callable[[], T]) -> T:
     """Answer, and log the lookup with its outcome (the error's words when it fails)."""
     try:
         out = answer()
@@ -115,9 +113,7 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
                     "round_started": times(settings, r[8]),
                     "rounds_played": r[9],
                     "dealer": r[10],
-                    "devices": [
-                        {"device": k, **v} for k, v in sorted(devices.items())
-                    ],
+                    "devices": [{"device": k, **v} for k, v in sorted(devices.items())],
                     "open_flags": len(flags),
                     "open_flag_rules": dict(Counter(f["rule"] for f in flags)),
                     "newest_flags": flags[-3:],
@@ -181,7 +177,7 @@ def locate_round(
         "AND started_at <= %(at)s ORDER BY started_at DESC LIMIT 1",
         params,
     ).first()
-    if row is not None and (row[2] is None and row[3] == "in play" or row[2] >= moment):
+    if row is not None and (row[2] is None or row[2] >= moment):
         return row
     nxt = conn.exec_driver_sql(
         f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
@@ -435,30 +431,39 @@ def report(floor: Floor, who: Who, table_id: str, window: Window) -> dict[str, A
         settings = floor.settings
         with floor.engine.connect() as conn:
             known_table(floor, conn, table_id)
-            rows = conn.exec_driver_sql(
-                f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
-                "AND started_at >= %(a)s AND started_at < %(b)s ORDER BY started_at",
-                {"t": table_id, "a": window.start, "b": window.end},
-            ).all()
-            flag_rows = conn.exec_driver_sql(
-                "SELECT rule, count(*), count(acknowledged_seq) FROM floor_flags "
-                "WHERE table_id = %(t)s AND at >= %(a)s AND at < %(b)s GROUP BY rule "
-                "ORDER BY count(*) DESC, rule",
-                {"t": table_id, "a": window.start, "b": window.end},
-            ).all()
-            shoe_rows = conn.exec_driver_sql(
-                "SELECT seq, kind, loaded_at, decks, ended_at, reconciled, missing, extra "
-                "FROM floor_shoes WHERE table_id = %(t)s AND loaded_at >= %(a)s "
-                "AND loaded_at < %(b)s ORDER BY seq",
-                {"t": table_id, "a": window.start, "b": window.end},
-            ).all()
             game = conn.exec_driver_sql(
                 "SELECT game FROM tables WHERE table_id = %(t)s", {"t": table_id}
             ).scalar()
-            words = _words_by_table(conn, {table_id}).get(table_id, {})
+            rows, flag_rows, shoe_rows, words = report_rows(conn, table_id, window)
         return summarise(settings, table_id, str(game), window, rows, flag_rows, shoe_rows, words)
 
     return logged(floor, who, "report", params, answer)
+
+
+def report_rows(
+    conn: Connection, table_id: str, window: Window
+) -> tuple[list[Any], list[Any], list[Any], dict[str, str]]:
+    """What a report of a table over a window is made from: its rounds, its flags by rule, its
+    shoes, its rule set's words."""
+    params = {"t": table_id, "a": window.start, "b": window.end}
+    rows = conn.exec_driver_sql(
+        f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
+        "AND started_at >= %(a)s AND started_at < %(b)s ORDER BY started_at",
+        params,
+    ).all()
+    flag_rows = conn.exec_driver_sql(
+        "SELECT rule, count(*), count(acknowledged_seq) FROM floor_flags WHERE table_id = %(t)s "
+        "AND at >= %(a)s AND at < %(b)s GROUP BY rule ORDER BY count(*) DESC, rule",
+        params,
+    ).all()
+    shoe_rows = conn.exec_driver_sql(
+        "SELECT seq, kind, loaded_at, decks, ended_at, reconciled, missing, extra FROM "
+        "floor_shoes WHERE table_id = %(t)s AND loaded_at >= %(a)s AND loaded_at < %(b)s "
+        "ORDER BY seq",
+        params,
+    ).all()
+    words = _words_by_table(conn, {table_id}).get(table_id, {})
+    return list(rows), list(flag_rows), list(shoe_rows), words
 
 
 def summarise(
@@ -482,8 +487,9 @@ def summarise(
     hourly: dict[str, dict[str, Any]] = {}
     for r in ended:
         hour = r[1].astimezone(settings.tz).strftime("%Y-%m-%d %H:00")
-        h = hourly.setdefault(hour, {"hour": hour, "rounds": 0, "wagered": Decimal(0),
-                                     "result": Decimal(0)})
+        h = hourly.setdefault(
+            hour, {"hour": hour, "rounds": 0, "wagered": Decimal(0), "result": Decimal(0)}
+        )
         h["rounds"] += 1
         h["wagered"] += Decimal(r[12])
         h["result"] += Decimal(r[13])
@@ -524,8 +530,12 @@ def summarise(
         "result": _money(result),
         "hold": (f"{(result / wagered * 100).quantize(Decimal('0.01'))}%" if wagered else None),
         "flags_by_rule": [
-            {"rule": f[0], "words": words.get(str(f[0]), ""), "count": int(f[1]),
-             "acknowledged": int(f[2])}
+            {
+                "rule": f[0],
+                "words": words.get(str(f[0]), ""),
+                "count": int(f[1]),
+                "acknowledged": int(f[2]),
+            }
             for f in flag_rows
         ],
         "flags": sum(int(f[1]) for f in flag_rows),
@@ -547,8 +557,14 @@ def summarise(
             for h in hourly.values()
         ],
         "round_list": [
-            {"round": int(r[0]), "started": times(settings, r[1]), "status": r[3],
-             "wagered": str(r[12]), "result": str(r[13]), "flags": int(r[14])}
+            {
+                "round": int(r[0]),
+                "started": times(settings, r[1]),
+                "status": r[3],
+                "wagered": str(r[12]),
+                "result": str(r[13]),
+                "flags": int(r[14]),
+            }
             for r in rows
         ],
     }

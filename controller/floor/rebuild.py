@@ -200,7 +200,11 @@ def rebuild(
             f["at"] = record.recorded_at
         out.flags.extend(flags)
         round_flags.extend(flags)
-        moved = _moved(hands_before, hands_after, dealer_before, dealer_after)
+        moved = (
+            []
+            if kind == "split"
+            else _moved(hands_before, hands_after, dealer_before, dealer_after)
+        )
         step: dict[str, Any] = {
             "seq": record.seq,
             "type": kind,
@@ -309,8 +313,8 @@ def _moved(
     """The cards an event put into hands (a split's moved card excepted)."""
     out: list[dict[str, Any]] = []
     for key, cards in after.items():
-        had = before.get(key)
-        if had is None or len(cards) <= len(had) or cards[: len(had)] != had:
+        had = before.get(key, [])
+        if len(cards) <= len(had) or cards[: len(had)] != had:
             continue
         for card in cards[len(had) :]:
             box, hand = key
