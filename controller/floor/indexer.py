@@ -32,7 +32,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from controller.engine import Applied, Table
+from controller.engine import Applied, SnapshotError, Table
 from controller.engine.results import RoundResult
 from controller.floor.schema import Floor, ensure_partitions, month_of
 from controller.floor.settings import parse_recorded
@@ -348,13 +348,16 @@ def restore_index(floor: Floor, conn: Connection, table_id: str, upto: int) -> T
         "AND seq <= %(s)s ORDER BY seq DESC LIMIT 1",
         {"t": table_id, "s": upto},
     ).first()
-    if row is None:
-        index = TableIndex(table_id, setup, fold_at(table_id, setup, None, 0))
-    else:
-        index = TableIndex(table_id, setup, fold_at(table_id, setup, str(row[1]), int(row[0])))
-        state = row[2] if isinstance(row[2], dict) else json.loads(str(row[2]))
-        index.load_state(state)
-        index.checkpoint_seq = int(row[0])
+    index = TableIndex(table_id, setup, fold_at(table_id, setup, None, 0))
+    if row is not None:
+        try:
+            index = TableIndex(table_id, setup, fold_at(table_id, setup, str(row[1]), int(row[0])))
+            state = row[2] if isinstance(row[2], dict) else json.loads(str(row[2]))
+            index.load_state(state)
+            index.checkpoint_seq = int(row[0])
+        except (SnapshotError, ValueError, KeyError, TypeError):
+            # A damaged checkpoint is a cache lost: start again from the table line.
+            index = TableIndex(table_id, setup, fold_at(table_id, setup, None, 0))
     scratch = Writes()
     for record in floor.store.iter_records(table_id, after=index.seq, upto=upto):
         index.step(record, scratch)

@@ -275,6 +275,7 @@ def round_document(
             "chain_problem": built.chain_problem or None,
             "matches_table_record": not problems,
             "differences": problems,
+            "checkpoint": built.checkpoint_problem or None,
         },
     }
     if result is not None and "dealers" in result:

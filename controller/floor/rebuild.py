@@ -24,7 +24,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from controller.engine import Applied, Decision, Role
+from controller.engine import Applied, Decision, Role, SnapshotError
 from controller.engine.results import RoundResult
 from controller.floor.indexer import fold_at, round_money
 from controller.floor.schema import Floor
@@ -80,6 +80,7 @@ class Rebuilt:
     result: RoundResult | None = None
     chain_ok: bool = True
     chain_problem: str = ""
+    checkpoint_problem: str = ""
 
 
 def _hands_now(fold: Fold, applied: Applied) -> tuple[dict[tuple[int, int], list[str]], list[str]]:
@@ -156,15 +157,20 @@ def rebuild(
         "AND seq < %(s)s ORDER BY seq DESC LIMIT 1",
         {"t": table_id, "s": first_seq},
     ).first()
+    out = Rebuilt()
     start = 0 if row is None else int(row[0])
-    fold = fold_at(table_id, setup, None if row is None else str(row[1]), start)
     dealer: str | None = None
-    if row is not None:
-        state = row[2] if isinstance(row[2], dict) else json.loads(str(row[2]))
-        dealer = state.get("dealer")
+    try:
+        fold = fold_at(table_id, setup, None if row is None else str(row[1]), start)
+        if row is not None:
+            state = row[2] if isinstance(row[2], dict) else json.loads(str(row[2]))
+            dealer = state.get("dealer")
+    except (SnapshotError, ValueError) as exc:  # a damaged cache: from the table line instead
+        out.checkpoint_problem = f"the floor's checkpoint at event {start} is unusable ({exc})"
+        start = 0
+        fold = fold_at(table_id, setup, None, 0)
     rules = fold.setup.rules
     boxes = fold.setup.boxes
-    out = Rebuilt()
     seen: dict[int, dict[str, Any]] = {}
     prev_hash: str | None = None
     offered: dict[str, Any] | None = None  # a 16.4 card on offer, until it goes somewhere

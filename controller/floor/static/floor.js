@@ -135,7 +135,7 @@ const Watch = {
         el("h3", {}, `Box ${b.box}`, b.flags ? ` ⚑${b.flags}` : ""), wagers, seen, hands, pay);
     }));
     const who = step.who || {};
-    const by = who.role ? ` — by ${who.role}${who.name ? " " + who.name : ""}${who.source && who.source !== "dealer" ? " [" + who.source + "]" : ""}` : "";
+    const by = who.role ? ` — by ${who.role}${who.name ? " " + who.name : ""}${who.source && who.source !== "dealer" && who.source !== who.role ? " [" + who.source + "]" : ""}` : "";
     const moved = (step.moved || []).map((m) => `${m.card} to ${m.text}`).join(", ");
     const cardNote = step.card && !step.card.to ? ` — not dealt: ${step.card.not_dealt}` : "";
     document.getElementById("s-event").textContent =
