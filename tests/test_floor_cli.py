@@ -14,9 +14,11 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from test_floor_support import FloorData, floor_data, quiet  # noqa: F401
+import test_floor_support as support
+from test_floor_support import FloorData, quiet
 
 NZ = ZoneInfo("Pacific/Auckland")
+floor_data = support.floor_data  # the shared floor, built once for this module
 
 
 def floor(data: FloorData, *argv: str) -> tuple[int, str]:
