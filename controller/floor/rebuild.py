@@ -413,9 +413,10 @@ def compare_with_store(
 
 def money_of(result: RoundResult | None) -> dict[str, str]:
     if result is None:
-        return {"wagered": "0", "result": "0"}
+        return {"wagered": "0.00", "result": "0.00"}
     wagered, house, _hands, _boxes = round_money(result)
-    return {"wagered": str(wagered), "result": str(house)}
+    cent = Decimal("0.01")
+    return {"wagered": str(wagered.quantize(cent)), "result": str(house.quantize(cent))}
 
 
 def times(settings: FloorSettings, moment: datetime | None) -> dict[str, str]:
