@@ -52,18 +52,27 @@ class Event:
     raw: str | None = None
     chips: tuple[tuple[str, int], ...] | None = None
     confidence: Decimal | None = None
+    by: tuple[str, ...] | None = None
+    step: str | None = None
+    dealer: str | None = None
+    device: str | None = None
+    on: bool | None = None
+    reason: str | None = None
+    flag_event: int | None = None
+    rule: str | None = None
     extra: tuple[tuple[str, Any], ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
         """The canonical JSON-able form: only the fields given, amounts as decimal strings."""
         out: dict[str, Any] = {"type": self.type}
-        for name in _SPECS[self.type].order:
+        spec = _SPECS[self.type]
+        for name in spec.order:
             v = getattr(self, name)
-            if v is None or v is False:
+            if v is None or (v is False and name not in spec.required):
                 continue
             if isinstance(v, Decimal):
                 v = str(v)
-            elif name == "deck_serials":
+            elif name in ("deck_serials", "by"):
                 v = list(v)
             elif name == "chips":
                 v = dict(v)
@@ -222,6 +231,65 @@ def _confidence(v: Any) -> Decimal:
     return d
 
 
+MAX_ID = 64
+MAX_BY = 8
+
+
+def _id(v: Any) -> str:
+    return _name(v, "an id", MAX_ID)
+
+
+def _ids(v: Any) -> tuple[str, ...]:
+    if not isinstance(v, list) or not 1 <= len(v) <= MAX_BY:
+        raise ValueError(f"{_shown(v)} is not a list of ids (1 to {MAX_BY})")
+    return tuple(_id(x) for x in v)
+
+
+def _dealer(v: Any) -> str:
+    return _name(v, "a dealer's id", MAX_ID)
+
+
+# The opening's steps as the dealer confirms them: 6.2 (spread), 6.3 (a)-(c), the cut.
+OPENING_STEPS: tuple[str, ...] = ("spread", "chemmy", "stack", "riffle", "cut")
+DEVICES: tuple[str, ...] = ("shoe", "camera")
+
+
+def _one_of(choices: tuple[str, ...], what: str) -> Callable[[Any], str]:
+    def check(v: Any) -> str:
+        if not isinstance(v, str) or v not in choices:
+            raise ValueError(f"{_shown(v)} is not {what} ({', '.join(choices)})")
+        return v
+
+    return check
+
+
+MAX_REASON = 200
+
+
+def _reason(v: Any) -> str:
+    return _name(v, "a reason", MAX_REASON)
+
+
+MAX_SEQ = 2**63 - 1
+
+
+def _seq(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_SEQ:
+        raise ValueError(f"{_shown(v)} is not an event's sequence number (a whole number from 1)")
+    return v
+
+
+RULE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._()-]{0,15}")
+
+
+def _rule(v: Any) -> str:
+    if not isinstance(v, str) or not RULE_NAME.fullmatch(v):
+        raise ValueError(
+            f"{_shown(v)} is not a rule's name (as flags name it: 16.4, shoe; up to 16 characters)"
+        )
+    return v
+
+
 @dataclass(frozen=True)
 class _Spec:
     required: tuple[str, ...] = ()
@@ -248,6 +316,14 @@ _CHECK: dict[str, Callable[[Any], Any]] = {
     "raw": _raw,
     "chips": _chips,
     "confidence": _confidence,
+    "by": _ids,
+    "step": _one_of(OPENING_STEPS, "an opening step"),
+    "dealer": _dealer,
+    "device": _one_of(DEVICES, "a device"),
+    "on": _bool,
+    "reason": _reason,
+    "flag_event": _seq,
+    "rule": _rule,
 }
 
 _SPECS: dict[str, _Spec] = {
@@ -273,6 +349,17 @@ _SPECS: dict[str, _Spec] = {
     "misread": _Spec(("raw",)),
     "wager_seen": _Spec(("box", "amount"), ("chips", "confidence")),
     "peek": _Spec(),
+    # Opening the table and reconciling the shoe (SCENARIO.md, 6.1-6.3).
+    "inspect": _Spec((), ("deck", "by")),
+    "inspect_end": _Spec(),
+    "shoe_end": _Spec(),
+    # The table's day and the dealer's screen; see the README's "Events beyond SCENARIO.md".
+    "open_table": _Spec((), ("by",)),
+    "opening_step": _Spec(("step",)),
+    "close_table": _Spec(),
+    "dealer": _Spec(("dealer",)),
+    "manual_mode": _Spec(("device", "on"), ("reason",)),
+    "acknowledge": _Spec(("flag_event", "rule")),
 }
 
 EVENT_TYPES: tuple[str, ...] = tuple(_SPECS)

@@ -184,12 +184,15 @@ _values = st.recursive(
 _FIELDS = [
     "type", "box", "player", "amount", "card", "face_up", "in_error", "damaged", "controls",
     "decks", "cut_card", "deck", "deck_serials", "raw", "chips", "confidence", "time",
-    "actor", "source", "correction_of", "note",
+    "actor", "source", "correction_of", "note", "by", "step", "dealer", "device", "on",
+    "reason", "flag_event", "rule",
 ]  # fmt: skip
 _TYPES = [
     "shuffle", "bet", "no_more_bets", "card", "cut_card", "offer_insurance", "insurance",
     "offer_surrender", "surrender", "hit", "stand", "double", "split", "rescue", "refuse",
     "absent", "void", "reshuffle_discards", "misread", "wager_seen", "peek", "table",
+    "inspect", "inspect_end", "shoe_end", "open_table", "opening_step", "close_table", "dealer",
+    "manual_mode", "acknowledge",
 ]  # fmt: skip
 
 

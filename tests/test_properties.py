@@ -22,13 +22,45 @@ GAMES = ["pontoon-nz-2000", "blackjack-nz-1994", "blackjack"]
 box = st.integers(1, 4)
 player = st.sampled_from(PLAYERS)
 amount = st.sampled_from([0, 1, 2, 5, 10, 12.5, 25, 2000])
+SERIALS = ["AAAA1", "BBBB2", "CCCC3"]
+serial = st.sampled_from(SERIALS)
 card_event = st.fixed_dictionaries(
     {"type": st.just("card"), "card": st.sampled_from(ALL_CODES)},
     optional={
         "face_up": st.booleans(),
         "in_error": st.sampled_from(["exposed", "unexposed"]),
         "damaged": st.booleans(),
+        "deck": serial,
     },
+)
+ids = st.lists(st.sampled_from(["dee", "sam", "sue"]), min_size=1, max_size=2)
+# The opening and the shoe's end (SCENARIO.md 6.1-6.3, and the README's extensions).
+opening_event = st.one_of(
+    st.fixed_dictionaries({"type": st.just("inspect")}, optional={"deck": serial, "by": ids}),
+    st.just({"type": "inspect_end"}),
+    st.just({"type": "shoe_end"}),
+    st.fixed_dictionaries({"type": st.just("open_table")}, optional={"by": ids}),
+    st.builds(
+        lambda s, a: {"type": "opening_step", "step": s, "actor": a},
+        st.sampled_from(["spread", "chemmy", "stack", "riffle", "cut"]),
+        st.sampled_from(["dee", "sam"]),
+    ),
+    st.just({"type": "close_table"}),
+    st.builds(lambda d: {"type": "dealer", "dealer": d}, st.sampled_from(["dee", "dan"])),
+    st.builds(
+        lambda d, on: {"type": "manual_mode", "device": d, "on": on},
+        st.sampled_from(["shoe", "camera"]),
+        st.booleans(),
+    ),
+    st.builds(
+        lambda n, r: {"type": "acknowledge", "flag_event": n, "rule": r},
+        st.integers(1, 90),
+        st.sampled_from(["shoe", "6.1", "16.3"]),
+    ),
+    st.builds(
+        lambda d: {"type": "shuffle", "decks": 2, "cut_card": 60, "deck_serials": d},
+        st.lists(serial, min_size=1, max_size=3),
+    ),
 )
 event = st.one_of(
     card_event,
@@ -67,6 +99,7 @@ event = st.one_of(
         ]
     ),
     st.builds(lambda b, a: {"type": "wager_seen", "box": b, "amount": a}, box, amount),
+    opening_event,
 )
 
 
@@ -85,13 +118,30 @@ def cards_accounted(table: Table) -> Counter[str]:
 
 
 def left_with_the_shoe(table: Table, event: dict[str, Any]) -> Counter[str]:
-    """The cards a shoe event takes off the table: a new shoe takes the discard rack and the
-    removed cards; 16.7 shuffles the discard rack back into the shoe."""
-    if event["type"] == "shuffle":
+    """The cards an event takes off the table, applied to ``table`` as it is before it: a new
+    shoe takes the discard rack and the removed cards, and so does the end of an ended shoe's
+    readout (an inspection or the table's close); 16.7 shuffles the discard rack back into the
+    shoe; a card read into an inspection is not on the table (nor is one read out of an ended
+    shoe, unless the shoe's checks removed it from play: see :func:`read_out`)."""
+    kind = event["type"]
+    ended = table.shoe is not None and table.shoe.ended
+    if kind == "shuffle" or (kind in ("inspect", "close_table") and ended):
         return Counter(table.discards) + Counter(table.removed)
-    if event["type"] == "reshuffle_discards":
+    if kind == "reshuffle_discards":
         return Counter(table.discards)
+    if kind == "card" and table.inspection is not None:
+        return Counter([event["card"]])
     return Counter()
+
+
+def read_out(table: Table, event: dict[str, Any]) -> bool:
+    """Whether ``event`` is a card read out of an ended shoe (``table`` as before it)."""
+    return (
+        event["type"] == "card"
+        and table.inspection is None
+        and table.shoe is not None
+        and table.shoe.ended
+    )
 
 
 def check_money(doc: dict[str, Any]) -> None:
@@ -116,7 +166,10 @@ def test_random_streams_never_break_the_engine(game: str, events: list[dict[str,
     gone: Counter[str] = Counter()
     for obj in events:
         gone += left_with_the_shoe(table, obj)
+        out, removed = read_out(table, obj), len(table.removed)
         applied = table.apply(parse_event(obj))  # no exception escapes
+        if out and len(table.removed) == removed:
+            gone[obj["card"]] += 1  # read out, back with the shoe's cards
         if obj["type"] == "card":
             read[obj["card"]] += 1
         for flag in applied.flags:

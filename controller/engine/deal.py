@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from controller.cards import TEN_VALUES
-from controller.engine import decisions, irregular, settle
+from controller.engine import decisions, inspection, irregular, settle
 from controller.engine.shoe import admit
 from controller.engine.state import (
     BETTING,
@@ -66,9 +66,13 @@ def to_box(box: int | None, hand: int) -> Target:
 
 
 def next_card(t: Table) -> Target | None:
-    """Who is due the next card out of the shoe (None: nobody, or a decision comes first)."""
+    """Who is due the next card out of the shoe (None: nobody, or a decision comes first; a
+    deck under inspection or a shoe being read out takes the cards read, and deals none)."""
     rnd = t.current_round
-    if rnd is None:
+    if rnd is None or t.inspection is not None:
+        return None
+    shoe = t.shoe
+    if shoe is not None and shoe.ended:
         return None
     phase = rnd.phase
     if phase is PLAY:
@@ -93,6 +97,13 @@ def next_card(t: Table) -> Target | None:
 def on_card(t: Table, ev: Event) -> None:
     card = ev.card
     assert card is not None
+    if t.inspection is not None:
+        inspection.read(t, ev)  # a deck under inspection: not the shoe's, not dealt
+        return
+    shoe = t.shoe
+    if shoe is not None and shoe.ended:
+        inspection.read_out(t, ev)  # the cards left in an ended shoe: not dealt
+        return
     rnd = t.current_round
     if not admit(t, ev):
         return

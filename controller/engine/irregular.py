@@ -129,17 +129,27 @@ def on_reshuffle_discards(t: Table, ev: Event) -> None:
     round. The cards on the table are counted into the new shoe."""
     rnd = t.current_round
     on_table: list[str] = []
+    pending: str | None = None
     if rnd is not None and rnd.phase is not SETTLED and rnd.phase is not VOID:
         on_table = list(rnd.dealer)
         for hand in rnd.all_hands():
             on_table.extend(hand.cards)
+        pending = rnd.pending_card
     t.flag(
         "16.7",
         "the shoe ran short: the discards were shuffled, cut and loaded to complete the round",
     )
-    decks = t.shoe.decks if t.shoe is not None else t.rules.decks
-    serials = t.shoe.serials if t.shoe is not None else None
-    t.shoe = shoe = Shoe(decks=decks, cut_card=ev.cut_card, serials=serials)
+    old = t.shoe
+    decks = old.decks if old is not None else t.rules.decks
+    serials = old.serials if old is not None else None
+    record = old.record if old is not None else None
+    t.shoe = shoe = Shoe(decks=decks, cut_card=ev.cut_card, serials=serials, record=record)
     t.discards.clear()  # the rack is the new shoe
     for card in on_table:
         shoe.counts[card] = shoe.counts.get(card, 0) + 1
+    # The reconciliation counts the shoe's cards again from here: the cards on the table (their
+    # deck serials not kept) are seen; the rest are in the new shoe.
+    for card in on_table:
+        shoe.saw(None, card)
+    if pending is not None:
+        shoe.saw(None, pending)

@@ -114,6 +114,7 @@ class RoundResult:
     hands: list[dict[str, Any]]
     settlements: list[Settlement]
     flags: list[Flag]
+    dealers: list[str]  # the dealers on duty during the round, in order (``dealer`` events)
 
     def __init__(
         self,
@@ -124,6 +125,7 @@ class RoundResult:
         hands: list[dict[str, Any]],
         settlements: list[Settlement],
         flags: list[Flag],
+        dealers: list[str] | None = None,
     ) -> None:
         self.round = round
         self.status = status
@@ -132,6 +134,7 @@ class RoundResult:
         self.hands = hands
         self.settlements = settlements
         self.flags = flags
+        self.dealers = [] if dealers is None else dealers
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -141,6 +144,7 @@ class RoundResult:
             "hands": [dict(h) for h in self.hands],
             "settlements": [s.to_dict() for s in self.settlements],
             "flags": [f.to_dict() for f in self.flags],
+            "dealers": list(self.dealers),
         }
 
 

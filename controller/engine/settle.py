@@ -120,6 +120,7 @@ def round_result(t: Table, rnd: Round, status: Phase | str) -> RoundResult:
         hands=hands,
         settlements=settlements,
         flags=list(rnd.flags),
+        dealers=list(rnd.dealers),
     )
 
 

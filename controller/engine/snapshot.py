@@ -27,14 +27,28 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from controller.cards import is_card
 from controller.engine.results import Flag, RoundResult, Settlement
-from controller.engine.state import Box, Hand, Phase, Round, Shoe, Wager
+from controller.engine.state import (
+    Box,
+    Day,
+    DeckStatus,
+    Hand,
+    Inspection,
+    InspectionResult,
+    Phase,
+    Round,
+    Shoe,
+    ShoeRecord,
+    Wager,
+)
+from controller.events import OPENING_STEPS
 
 if TYPE_CHECKING:
     from controller.engine.table import Table
     from controller.events import TableSetup
 
+_SERIAL_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 FORMAT = "floorctl-engine-snapshot"
-VERSION = 1
+VERSION = 2  # 2: the opening and the shoes' records (dealers, inspections, reconciliation)
 T = TypeVar("T")
 
 
@@ -80,9 +94,60 @@ def dump(t: Table) -> dict[str, Any]:
         "discards": list(t.discards),
         "removed": list(t.removed),
         "round": _round(t.current_round) if t.current_round is not None else None,
+        "dealer_on_duty": t.dealer_on_duty,
+        "day": _day(t.day),
+        "inspection": _inspection(t.inspection) if t.inspection is not None else None,
+        "inspections": [_inspection_result(i) for i in t.inspections],
+        "deck_status": [[s, d.ok, d.seq, d.detail] for s, d in t.deck_status.items()],
+        "shoes": [_shoe_record(r) for r in t.shoes],
     }
     body["digest"] = digest(body)
     return body
+
+
+def _day(d: Day) -> dict[str, Any]:
+    return {
+        "state": d.state,
+        "seq": d.seq,
+        "by": list(d.by),
+        "steps": [list(step) for step in d.steps],
+        "inspected": d.inspected,
+    }
+
+
+def _inspection(i: Inspection) -> dict[str, Any]:
+    return {
+        "seq": i.seq,
+        "deck": i.deck,
+        "by": list(i.by),
+        "cards": [list(pair) for pair in i.cards],
+    }
+
+
+def _inspection_result(r: InspectionResult) -> dict[str, Any]:
+    return {
+        "seq": r.seq,
+        "end": r.end,
+        "deck": r.deck,
+        "by": list(r.by),
+        "cards": r.cards,
+        "missing": list(r.missing),
+        "doubled": list(r.doubled),
+        "foreign": list(r.foreign),
+        "tens": list(r.tens),
+    }
+
+
+def _shoe_record(r: ShoeRecord) -> dict[str, Any]:
+    return {
+        "seq": r.seq,
+        "decks": r.decks,
+        "serials": list(r.serials) if r.serials is not None else None,
+        "inspected": list(r.inspected),
+        "reconciled": r.reconciled,
+        "missing": list(r.missing),
+        "extra": list(r.extra),
+    }
 
 
 def _setup(setup: TableSetup) -> dict[str, Any]:
@@ -104,6 +169,7 @@ def _result(r: RoundResult) -> dict[str, Any]:
             [s.player, s.box, s.hand, s.kind, dec(s.staked), dec(s.returned)] for s in r.settlements
         ],
         "flags": [_flag(f) for f in r.flags],
+        "dealers": list(r.dealers),
     }
 
 
@@ -117,6 +183,10 @@ def _shoe(s: Shoe) -> dict[str, Any]:
         "drawn": s.drawn,
         "cut_out": s.cut_out,
         "recorded": s.recorded,
+        "record": s.record is not None,
+        "seen": [[deck, card, n] for (deck, card), n in sorted(s.seen.items())],
+        "ended": s.ended,
+        "read_out": s.read_out,
     }
 
 
@@ -138,6 +208,7 @@ def _round(r: Round) -> dict[str, Any]:
         "offered_to": list(r.offered_to) if r.offered_to is not None else None,
         "damaged": list(r.damaged),
         "seen": [[n, dec(a)] for n, a in sorted(r.seen.items())],
+        "dealers": list(r.dealers),
     }
 
 
@@ -228,6 +299,22 @@ class _At:
             raise self.fail(f"{_show(self.value)} is not a card code")
         return str(self.value)
 
+    def serial(self) -> str:
+        v = self.value
+        if not isinstance(v, str) or not 4 <= len(v) <= 12 or not set(v) <= _SERIAL_CHARS:
+            raise self.fail(f"{_show(v)} is not a deck serial")
+        return v
+
+    def opt_serial(self) -> str | None:
+        return None if self.value is None else self.serial()
+
+    def serial_or_none(self) -> str:
+        """A deck serial, or "" for a card read with none."""
+        return "" if self.value == "" else self.serial()
+
+    def ids(self) -> tuple[str, ...]:
+        return tuple(x.text() for x in self.items())
+
     def opt_card(self) -> str | None:
         return None if self.value is None else self.card()
 
@@ -289,12 +376,21 @@ def load(cls: type[Table], setup: TableSetup, data: Any, keep_rounds: int | str 
     if reason.text() not in ("", "16.9", "16.10"):
         raise reason.fail(f"{_show(reason.value)} is not a reason for a reshuffle")
     t.reshuffle_reason = reason.text()
+    t.shoes = top.key("shoes").list_of(_read_shoe_record)
     shoe = top.key("shoe")
-    t.shoe = None if shoe.value is None else _read_shoe(shoe)
+    t.shoe = None if shoe.value is None else _read_shoe(shoe, t.shoes)
     t.discards = top.key("discards").cards()
     t.removed = top.key("removed").cards()
     rnd = top.key("round")
     t.current_round = None if rnd.value is None else _read_round(rnd, setup)
+    t.dealer_on_duty = top.key("dealer_on_duty").opt_text()
+    t.day = _read_day(top.key("day"))
+    insp = top.key("inspection")
+    t.inspection = None if insp.value is None else _read_inspection(insp)
+    t.inspections = top.key("inspections").list_of(_read_inspection_result)
+    for row in top.key("deck_status").items():
+        serial, ok, seq, detail = row.items(4)
+        t.deck_status[serial.serial()] = DeckStatus(ok.yes_no(), seq.count(), detail.text())
     if dump(t) != data:
         raise SnapshotError("engine snapshot: its content is not one this engine produces")
     if keep_rounds != "snapshot":
@@ -363,16 +459,26 @@ def _read_result(at: _At) -> RoundResult:
         hands=hands,
         settlements=settlements,
         flags=at.key("flags").list_of(_read_flag),
+        dealers=[d.text() for d in at.key("dealers").items()],
     )
 
 
-def _read_shoe(at: _At) -> Shoe:
+def _read_shoe(at: _At, records: list[ShoeRecord]) -> Shoe:
     serials = at.key("serials")
+    has_record = at.key("record")
+    if has_record.yes_no() and not records:
+        raise has_record.fail("the shoe has a record, but no shoe record is kept")
     shoe = Shoe(
         decks=at.key("decks").count(1),
         cut_card=at.key("cut_card").opt_count(),
         serials=None if serials.value is None else frozenset(s.text() for s in serials.items()),
+        record=records[-1] if has_record.yes_no() else None,
     )
+    for row in at.key("seen").items():
+        deck, card, n = row.items(3)
+        shoe.seen[(deck.serial_or_none(), card.card())] = n.count(1)
+    shoe.ended = at.key("ended").yes_no()
+    shoe.read_out = at.key("read_out").count()
     for pair in at.key("counts").items():
         card, n = pair.items(2)
         shoe.counts[card.card()] = n.count(1)
@@ -383,6 +489,65 @@ def _read_shoe(at: _At) -> Shoe:
     shoe.cut_out = at.key("cut_out").yes_no()
     shoe.recorded = at.key("recorded").yes_no()
     return shoe
+
+
+def _read_shoe_record(at: _At) -> ShoeRecord:
+    serials = at.key("serials")
+    record = ShoeRecord(
+        seq=at.key("seq").count(1),
+        decks=at.key("decks").count(1),
+        serials=None if serials.value is None else tuple(s.serial() for s in serials.items()),
+        inspected=[s.serial() for s in at.key("inspected").items()],
+    )
+    reconciled = at.key("reconciled")
+    record.reconciled = None if reconciled.value is None else reconciled.yes_no()
+    record.missing = [m.text() for m in at.key("missing").items()]
+    record.extra = [m.text() for m in at.key("extra").items()]
+    return record
+
+
+_DAY_STATES = ("closed", "opening", "open")
+
+
+def _read_day(at: _At) -> Day:
+    day = Day()
+    state = at.key("state")
+    if state.value not in _DAY_STATES:
+        raise state.fail(f"{_show(state.value)} is not the state of a table's day")
+    day.state = state.text()
+    day.seq = at.key("seq").count()
+    day.by = at.key("by").ids()
+    for row in at.key("steps").items():
+        step, who, seq = row.items(3)
+        if step.value not in OPENING_STEPS:
+            raise step.fail(f"{_show(step.value)} is not an opening step")
+        day.steps.append((step.text(), who.text(), seq.count(1)))
+    day.inspected = at.key("inspected").count()
+    return day
+
+
+def _read_inspection(at: _At) -> Inspection:
+    insp = Inspection(
+        seq=at.key("seq").count(1), deck=at.key("deck").opt_serial(), by=at.key("by").ids()
+    )
+    for row in at.key("cards").items():
+        deck, card = row.items(2)
+        insp.cards.append((deck.serial_or_none(), card.card()))
+    return insp
+
+
+def _read_inspection_result(at: _At) -> InspectionResult:
+    return InspectionResult(
+        seq=at.key("seq").count(1),
+        end=at.key("end").count(1),
+        deck=at.key("deck").opt_serial(),
+        by=at.key("by").ids(),
+        cards=at.key("cards").count(),
+        missing=at.key("missing").cards(),
+        doubled=at.key("doubled").cards(),
+        foreign=[f.text() for f in at.key("foreign").items()],
+        tens=[f.text() for f in at.key("tens").items()],
+    )
 
 
 _ROUND_PHASES = {str(p): p for p in Phase if p not in (Phase.IDLE, Phase.SETTLED, Phase.VOID)}
@@ -427,6 +592,7 @@ def _read_round(at: _At, setup: TableSetup) -> Round:
         if number not in rnd.boxes or i >= len(rnd.boxes[number].hands):
             raise offered.fail(f"box {number} has no hand {i}")
     rnd.damaged = at.key("damaged").cards()
+    rnd.dealers = [d.text() for d in at.key("dealers").items()]
     rnd.windows = any(
         box.late_surrender or any(h.rescue_open for h in box.hands) for box in rnd.boxes.values()
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
-from typing import Final
+from typing import Any, Final
 
 from controller.cards import VALUE
 from controller.engine.results import Flag
@@ -180,8 +180,48 @@ class Box:
 
 
 @dataclass(init=False, slots=True)
+class ShoeRecord:
+    """One shoe loaded, as the replay document's ``"shoes"`` lists it: its load, the decks that
+    had passed inspection when it was loaded, and its reconciliation (None: not ended yet)."""
+
+    seq: int  # the shuffle that loaded it
+    decks: int
+    serials: tuple[str, ...] | None  # as loaded, in order
+    inspected: list[str]
+    reconciled: bool | None
+    missing: list[str]
+    extra: list[str]
+
+    def __init__(
+        self, seq: int, decks: int, serials: tuple[str, ...] | None, inspected: list[str]
+    ) -> None:
+        self.seq = seq
+        self.decks = decks
+        self.serials = serials
+        self.inspected = inspected
+        self.reconciled = None
+        self.missing = []
+        self.extra = []
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "shoe": self.seq,
+            "decks": self.decks,
+            "deck_serials": list(self.serials) if self.serials is not None else None,
+            "inspected": list(self.inspected),
+            "reconciled": self.reconciled,
+            "missing": list(self.missing),
+            "extra": list(self.extra),
+        }
+
+
+@dataclass(init=False, slots=True)
 class Shoe:
-    """The shoe loaded: its decks, the cutting card, the deck serials, the cards read from it."""
+    """The shoe loaded: its decks, the cutting card, the deck serials, the cards read from it.
+
+    ``seen`` counts every card read from it since it was loaded (or since a 16.7 reload of the
+    discards), dealt or not, by (deck serial or "", card): what its reconciliation checks.
+    ``ended``: ``shoe_end`` came, and the cards read now are the ones left, read out."""
 
     decks: int
     cut_card: int | None
@@ -191,6 +231,10 @@ class Shoe:
     drawn: int
     cut_out: bool
     recorded: bool  # False when cards came with no shuffle on record
+    record: ShoeRecord | None  # None when no load is on record
+    seen: dict[tuple[str, str], int]
+    ended: bool
+    read_out: int  # cards read out since shoe_end
 
     def __init__(
         self,
@@ -198,6 +242,7 @@ class Shoe:
         cut_card: int | None,
         serials: frozenset[str] | None,
         recorded: bool = True,
+        record: ShoeRecord | None = None,
     ) -> None:
         self.decks = decks
         self.cut_card = cut_card
@@ -207,6 +252,120 @@ class Shoe:
         self.drawn = 0
         self.cut_out = False
         self.recorded = recorded
+        self.record = record
+        self.seen = {}
+        self.ended = False
+        self.read_out = 0
+
+    def saw(self, deck: str | None, card: str) -> None:
+        key = (deck or "", card)
+        seen = self.seen
+        seen[key] = seen.get(key, 0) + 1
+
+
+@dataclass(init=False, slots=True)
+class Inspection:
+    """One deck read through the reader for inspection (6.1): ``inspect`` until ``inspect_end``."""
+
+    seq: int  # the inspect event
+    deck: str | None  # the serial the inspect event named
+    by: tuple[str, ...]
+    cards: list[tuple[str, str]]  # (deck serial or "", card), in the order read
+
+    def __init__(self, seq: int, deck: str | None, by: tuple[str, ...]) -> None:
+        self.seq = seq
+        self.deck = deck
+        self.by = by
+        self.cards = []
+
+
+@dataclass(init=False, slots=True)
+class InspectionResult:
+    """A deck's inspection, checked: what the replay document's ``"inspections"`` lists."""
+
+    seq: int  # the inspect event
+    end: int  # the event that ended it
+    deck: str | None
+    by: tuple[str, ...]
+    cards: int
+    missing: list[str]
+    doubled: list[str]
+    foreign: list[str]
+    tens: list[str]  # cards of a rank the game's decks do not hold (6.1)
+
+    def __init__(
+        self,
+        seq: int,
+        end: int,
+        deck: str | None,
+        by: tuple[str, ...],
+        cards: int,
+        missing: list[str],
+        doubled: list[str],
+        foreign: list[str],
+        tens: list[str],
+    ) -> None:
+        self.seq = seq
+        self.end = end
+        self.deck = deck
+        self.by = by
+        self.cards = cards
+        self.missing = missing
+        self.doubled = doubled
+        self.foreign = foreign
+        self.tens = tens
+
+    @property
+    def passed(self) -> bool:
+        return not (self.missing or self.doubled or self.foreign or self.tens)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "inspect": self.seq,
+            "end": self.end,
+            "deck": self.deck,
+            "by": list(self.by),
+            "cards": self.cards,
+            "passed": self.passed,
+            "missing": list(self.missing),
+            "doubled": list(self.doubled),
+            "foreign": list(self.foreign),
+            "tens": list(self.tens),
+        }
+
+
+@dataclass(init=False, slots=True)
+class DeckStatus:
+    """What the table knows of a deck by its serial: whether it passed its last check (an
+    inspection, or a shoe's reconciliation), at which event, and what was wrong."""
+
+    ok: bool
+    seq: int
+    detail: str
+
+    def __init__(self, ok: bool, seq: int, detail: str = "") -> None:
+        self.ok = ok
+        self.seq = seq
+        self.detail = detail
+
+
+@dataclass(init=False, slots=True)
+class Day:
+    """The table's day (6.1-6.3): ``closed`` until ``open_table``; ``opening`` until the first
+    shoe is loaded (the opening's checks apply); ``open`` until ``close_table``."""
+
+    state: str
+    seq: int  # the open_table event (0: never opened)
+    by: tuple[str, ...]
+    steps: list[tuple[str, str, int]]  # (step, who confirmed it or "", event), since opening
+    inspected: int  # decks inspected since opening
+
+    def __init__(self) -> None:
+        self.state = "closed"
+        self.seq = 0
+        self.by = ()
+        self.steps = []
+        self.inspected = 0
 
 
 @dataclass(init=False, slots=True)
@@ -233,9 +392,11 @@ class Round:
     dealer_aces: int
     turn: int  # index in ``order`` of the first box that may still have a hand to play
     windows: bool  # a rescue (12.8) or late surrender (16.12) window may be open
+    dealers: list[str]  # the dealers on duty during the round, in order
 
     def __init__(self, number: int, phase: Phase = BETTING) -> None:
         self.number = number
+        self.dealers = []
         self.boxes = {}
         self.phase = phase
         self.deal_queue = []

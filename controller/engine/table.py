@@ -11,12 +11,35 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from controller.engine import betting, deal, irregular, play, settle, shoe, snapshot, view
+from controller.cards import deck
+from controller.engine import (
+    betting,
+    deal,
+    inspection,
+    irregular,
+    opening,
+    play,
+    settle,
+    shoe,
+    snapshot,
+    view,
+)
 from controller.engine.decisions import Decision, Fixed, open_decisions
 from controller.engine.results import NOTHING, Applied, Flag, RoundResult
-from controller.engine.state import SETTLED, VOID, Hand, Round, Shoe
+from controller.engine.state import (
+    SETTLED,
+    VOID,
+    Day,
+    DeckStatus,
+    Hand,
+    Inspection,
+    InspectionResult,
+    Round,
+    Shoe,
+    ShoeRecord,
+)
 from controller.engine.view import Due
-from controller.events import Event, TableSetup
+from controller.events import MAX_DECKS, Event, TableSetup
 from controller.rules import RuleSet
 
 Handler = Callable[["Table", Event], None]
@@ -43,6 +66,15 @@ HANDLERS: Final[dict[str, Handler]] = {
     "misread": shoe.on_misread,
     "wager_seen": betting.on_wager_seen,
     "peek": deal.on_peek,
+    "inspect": inspection.on_inspect,
+    "inspect_end": inspection.on_inspect_end,
+    "shoe_end": inspection.on_shoe_end,
+    "open_table": opening.on_open_table,
+    "opening_step": opening.on_opening_step,
+    "close_table": opening.on_close_table,
+    "dealer": opening.on_dealer,
+    "manual_mode": opening.on_audit_record,
+    "acknowledge": opening.on_audit_record,
 }
 
 
@@ -69,10 +101,18 @@ class Table:
         self.seq = 0
         self.unassigned: list[Flag] = []  # flags raised before the first round
         self.reshuffle_reason = ""  # "16.9" or "16.10" once a reshuffle is due after the round
+        # The opening and the shoes' records (:mod:`.opening`, :mod:`.inspection`).
+        self.dealer_on_duty: str | None = None
+        self.day = Day()
+        self.inspection: Inspection | None = None  # the deck being inspected now
+        self.inspections: list[InspectionResult] = []
+        self.deck_status: dict[str, DeckStatus] = {}  # by deck serial, the most recent last
+        self.shoes: list[ShoeRecord] = []  # one per shoe loaded
         # What the rules say, read once for the hot path.
         rules = self.rules
         self.excluded_ranks = frozenset(rules.excluded_ranks)
         self.cards_per_deck = rules.cards_per_deck()
+        self.deck_codes: tuple[str, ...] = tuple(deck(rules.excluded_ranks))
         self.no_hole_card = rules.hole_card == "none"
         self.hole_card_peek = rules.hole_card == "peek"
         self._refs = dict(rules.rule_refs)
@@ -136,7 +176,13 @@ class Table:
         rnd = self.current_round
         if rnd is not None and rnd.phase is not SETTLED and rnd.phase is not VOID:
             rounds.append(settle.round_result(self, rnd, "incomplete").to_dict())
-        return {"game": self.setup.game, "table_id": self.setup.table_id, "rounds": rounds}
+        return {
+            "game": self.setup.game,
+            "table_id": self.setup.table_id,
+            "rounds": rounds,
+            "shoes": [s.to_dict() for s in self.shoes],
+            "inspections": [i.to_dict() for i in self.inspections],
+        }
 
     # ----- the checkpoint -------------------------------------------------------------------
 
@@ -177,6 +223,8 @@ class Table:
 
     def open_round(self) -> Round:
         rnd = Round(number=self.rounds_played + 1)
+        if self.dealer_on_duty is not None:
+            rnd.dealers.append(self.dealer_on_duty)
         if self.unassigned:
             rnd.flags.extend(self.unassigned)
             self.unassigned.clear()
@@ -192,6 +240,18 @@ class Table:
         self.current_round = None
         self._settled = result
 
+    def bound_records(self) -> None:
+        """A bounded table (``keep_rounds``) keeps as many shoes' records as rounds, and the
+        last inspections of at least a full shoe's decks."""
+        keep = self.keep_rounds
+        if keep is None:
+            return
+        if len(self.shoes) > keep:
+            del self.shoes[: len(self.shoes) - keep]
+        most = max(keep, MAX_DECKS)
+        if len(self.inspections) > most:
+            del self.inspections[: len(self.inspections) - most]
+
     def shoe_remaining(self) -> int:
         shoe = self.shoe
         return shoe.decks * self.cards_per_deck - shoe.drawn if shoe is not None else 0
@@ -200,12 +260,16 @@ class Table:
     def reshuffle_due(self) -> bool:
         """A shuffle is due before the next round: the cutting card came out, or 16.9/16.10."""
         shoe = self.shoe
-        return shoe is not None and (shoe.cut_out or bool(self.reshuffle_reason))
+        return shoe is not None and (shoe.cut_out or shoe.ended or bool(self.reshuffle_reason))
 
     def reshuffle_rule(self) -> str:
-        """The rule a shuffle due now answers (6.1-6.3 when no shoe is loaded)."""
-        if self.shoe is None:
+        """The rule a shuffle due now answers (6.1-6.3 when no shoe is loaded, or the shoe has
+        ended)."""
+        shoe = self.shoe
+        if shoe is None:
             return "6.3"
+        if shoe.ended:
+            return self.reshuffle_reason or "6.3"
         return self.reshuffle_reason or "16.9"
 
     def require_reshuffle(self, rule: str) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from controller.engine import deal
+from controller.engine import deal, inspection, opening
 from controller.engine.decisions import SCREEN_KINDS, Decision, Kind
 from controller.engine.results import money
 from controller.engine.state import BETTING, CLOSED, DEALER, DEALING, PLAY, Box, Round
@@ -38,6 +38,8 @@ class Due:
     dealer: dict[str, Any] = field(default_factory=lambda: {"cards": [], "total": 0})
     shoe: dict[str, Any] | None = None
     in_play: dict[str, Any] | None = None  # the hand in play: box, hand, cards, total, soft
+    inspection: dict[str, Any] | None = None  # the deck under inspection: a running count
+    opening: dict[str, Any] | None = None  # the table's day once opened: who, the steps done
     open: tuple[Decision, ...] = ()
     view: Callable[[], list[dict[str, Any]]] = field(default=lambda: [], repr=False)
     _boxes: list[dict[str, Any]] | None = field(default=None, repr=False)
@@ -59,6 +61,8 @@ class Due:
             "dealer": self.dealer,
             "shoe": self.shoe,
             "in_play": self.in_play,
+            "inspection": self.inspection,
+            "opening": self.opening,
         }
 
 
@@ -69,6 +73,7 @@ def due(t: Table) -> Due:
     prompts = out.prompts
     shoe = t.shoe
     remaining = t.shoe_remaining()
+    _opening(t, out)
     if shoe is None:
         prompts.append("load a shoe: shuffle and record the decks and the cutting card")
     else:
@@ -78,7 +83,14 @@ def due(t: Table) -> Due:
             "remaining": max(0, remaining),
             "cut_card": shoe.cut_card,
             "cut_out": shoe.cut_out,
+            "ended": shoe.ended,
+            "read_out": shoe.read_out,
         }
+        if shoe.ended:
+            prompts.append(
+                f"read out the cards left in the shoe ({shoe.read_out} read), then load the "
+                "next shoe"
+            )
     reshuffle = shoe is not None and t.reshuffle_due
     opened = t.open_decisions()
     out.open = opened
@@ -120,6 +132,40 @@ def due(t: Table) -> Due:
     for card in rnd.damaged:
         prompts.append(f"replace the damaged {card} at the end of the round")
     return out
+
+
+def _opening(t: Table, out: Due) -> None:
+    """The inspection in progress and the day's opening, with their prompts first."""
+    found = inspection.inspection_view(t)
+    if found is not None:
+        out.inspection = found
+        deck = found["deck"] or "the deck"
+        out.prompts.append(
+            f"inspection of {deck}: {found['read']} of {found['of']} cards read; "
+            "end the inspection when the whole deck is read"
+        )
+    day = t.day
+    if day.state == "closed":
+        return
+    done = [s for s, _who, _seq in day.steps]
+    to_do = [s for s, _rule, _before in opening.ORDER if s not in done]
+    out.opening = {
+        "state": day.state,
+        "opened": day.seq,
+        "by": list(day.by),
+        "inspected": day.inspected,
+        "steps": [{"step": s, "by": who or None, "event": seq} for s, who, seq in day.steps],
+        "to_do": to_do if day.state == "opening" else [],
+        "decks": {
+            "passed": [s for s, st in t.deck_status.items() if st.ok],
+            "failed": [s for s, st in t.deck_status.items() if not st.ok],
+        },
+    }
+    if day.state == "opening" and found is None:
+        if not day.inspected:
+            out.prompts.append("inspect each deck through the reader (6.1)")
+        elif to_do:
+            out.prompts.append(f"inspect the next deck, or the cards {opening.WORDS[to_do[0]]}")
 
 
 def _play_prompts(t: Table, rnd: Round, out: Due, opened: tuple[Decision, ...]) -> None:
