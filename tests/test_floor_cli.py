@@ -138,6 +138,31 @@ def test_the_day_report_is_the_sum_of_the_replayed_rounds(floor_data: FloorData)
         assert doc["window"]["to"]["utc"] == "2026-12-01 17:00:00.000Z"
 
 
+def test_the_report_names_the_dealers_and_which_shoes_reconciled(floor_data: FloorData) -> None:
+    replay = floor_data.oracle("T01")
+    doc = floor_json(floor_data, "report", "--table", "T01", "--date", "2026-12-01")
+    dealers = Counter(d for r in replay["rounds"] for d in r["dealers"])
+    assert {d["dealer"]: d["rounds"] for d in doc["dealers"]} == dict(dealers)
+    assert len(dealers) > 1
+    shoes = {s["shoe"]: s for s in replay["shoes"]}
+    assert [s["shoe"] for s in doc["shoes"]] == sorted(shoes)
+    for s in doc["shoes"]:
+        assert s["reconciled"] == shoes[s["shoe"]]["reconciled"]
+        assert s["missing"] == shoes[s["shoe"]]["missing"]
+        assert s["extra"] == shoes[s["shoe"]]["extra"]
+    assert doc["shoes_not_reconciled"] == sum(1 for s in shoes.values() if s["reconciled"] is False)
+    assert doc["shoes_not_reconciled"] >= 1 and doc["shoes_reconciled"] >= 1
+    status, text = floor(floor_data, "report", "--table", "T01", "--date", "2026-12-01")
+    assert (
+        "NOT RECONCILED" in text
+        and "missing "
+        + shoes[next(k for k, v in shoes.items() if v["reconciled"] is False)]["missing"][0]
+        in text
+    )
+    rnd = floor_json(floor_data, "round", "--table", "T01", "--round", "30")
+    assert rnd["dealers"] == replay["rounds"][29]["dealers"]
+
+
 def test_a_shift_report_counts_the_rounds_that_began_in_the_shift(floor_data: FloorData) -> None:
     """T02 starts at 22:30 NZDT: the swing shift (14:00-22:00) has none of its rounds, the night
     shift (22:00-06:00) all that began before 06:00."""
@@ -206,7 +231,8 @@ def test_the_floor_view_lists_every_table(floor_data: FloorData) -> None:
     doc = floor_json(floor_data, "view")
     tables = {t["table"]: t for t in doc["tables"]}
     assert set(tables) == {"T01", "T02", "EX4"}
-    assert tables["T01"]["status"] == "between rounds"
+    assert tables["T01"]["status"] == "closed"  # its day ended with close_table
+    assert tables["T02"]["status"] == "between rounds"
     assert tables["T01"]["rounds_played"] == 70
     last = floor_data.oracle("EX4")["rounds"][-1]
     in_play = last["status"] == "incomplete"

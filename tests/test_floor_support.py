@@ -2,7 +2,9 @@
 shipped to a PostgreSQL floor database of their own.
 
 - T01: a Pontoon shift of the generator (controller.floor.generate), 70 rounds from 19:00 on
-  1 December 2026 (NZDT), recorded through the store's recorder with each event's time;
+  1 December 2026 (NZDT), recorded through the store's recorder with each event's time: the
+  table opened (decks inspected, 6.2/6.3), dealers taking turns, every shoe read out and
+  reconciled (a card now and then lost, so a shoe does not reconcile), the table closed;
 - T02: a Blackjack (1994 Gazette) shift, 50 rounds from 22:30 the same evening (so it runs into
   the night shift);
 - EX4: the worked example 04 (irregularities), recorded by ``floorctl replay --db`` (times are
@@ -107,7 +109,7 @@ def quiet(argv: list[str]) -> tuple[int, str]:
 def build_floor(tmp: Path, url: str) -> FloorData:
     data = FloorData(url, {}, tmp)
     shifts = {
-        "T01": (Shift("T01", seed=11, start=T01_START), 70),
+        "T01": (Shift("T01", seed=11, start=T01_START, vocabulary=True, irregular=0.04), 70),
         "T02": (Shift("T02", game="blackjack-nz-1994", seed=12, start=T02_START), 50),
     }
     for table_id, (shift, rounds) in shifts.items():

@@ -117,8 +117,8 @@ def test_the_floor_page_lists_the_tables_and_updates_live(
     page = login(browser, url, "pete")
     page.wait_for_selector("#floor-rows tr[data-table=T01]")
     assert page.locator("#floor-rows tr").count() == 3
-    row = page.locator("#floor-rows tr[data-table=T01]")
-    assert "between rounds" in row.inner_text().lower()
+    assert "closed" in page.locator("#floor-rows tr[data-table=T01]").inner_text().lower()
+    assert "between rounds" in page.locator("#floor-rows tr[data-table=T02]").inner_text().lower()
     shot(page, "floor")
     # A new table ships while the page is open: it appears without a reload.
     shift = Shift("T03", seed=13, start=support.T01_START)
@@ -128,7 +128,8 @@ def test_the_floor_page_lists_the_tables_and_updates_live(
     assert quiet(["ship", "--db", store, "--to", floor_data.url])[0] == 0
     page.wait_for_selector("#floor-rows tr[data-table=T03]", timeout=15000)
     page.wait_for_function(
-        "document.querySelector('#floor-rows tr[data-table=T03] .status').textContent === 'dealing'",
+        "document.querySelector('#floor-rows tr[data-table=T03] .status').textContent"
+        " === 'dealing'",
         timeout=15000,
     )
     shot(page, "floor-live")
@@ -190,7 +191,7 @@ def test_a_round_found_by_time_and_watched_step_by_step(
 
 
 def test_a_report_and_flags_and_the_lookup_log(served: tuple[Floor, str], browser: Browser) -> None:
-    floor, url = served
+    _floor, url = served
     page = login(browser, url, "pete")
     page.goto(url + "report?table=T01&date=2026-12-01")
     page.wait_for_selector("#figures")

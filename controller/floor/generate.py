@@ -68,7 +68,13 @@ class Shift:
         self.open_hours = open_hours
         self.irregular = irregular
         self.vocabulary = vocabulary  # dealer changes (the `dealer` event) when the engine has it
-        self.shoe: list[str] = []
+        self.shoe: list[tuple[str | None, str]] = []
+        self.serials: list[str] = []
+        self.day = 0
+        self.opened = False
+        self.drop = irregular / 20 if vocabulary else 0.0  # a card off the table, never read
+        self.short: set[str] = set()  # decks of this shoe with a card lost
+        self.replaced = 0
         self.cut_at = 0
         self.cut_out = False
         self.dealer_index = 0
@@ -90,17 +96,78 @@ class Shift:
     # ----- the shoe -----------------------------------------------------------------------------
 
     def _shuffle(self) -> dict[str, Any]:
-        cards = deck(self.table.rules.excluded_ranks) * self.setup.decks
+        one = deck(self.table.rules.excluded_ranks)
+        if self.vocabulary:
+            cards: list[tuple[str | None, str]] = [(s, c) for s in self.serials for c in one]
+        else:
+            cards = [(None, c) for _ in range(self.setup.decks) for c in one]
         self.rng.shuffle(cards)
         self.shoe = cards
         self.cut_at = int(len(cards) * self.rng.uniform(0.7, 0.8))
         self.cut_out = False
-        return {
+        event: dict[str, Any] = {
             "type": "shuffle",
             "decks": self.setup.decks,
             "cut_card": self.cut_at,
             "source": "dealer",
         }
+        if self.vocabulary:
+            event["deck_serials"] = list(self.serials)
+        return event
+
+    def _card(self, serial: str | None, card: str) -> dict[str, Any]:
+        event: dict[str, Any] = {"type": "card", "card": card, "source": "shoe"}
+        if serial is not None:
+            event["deck"] = serial
+        return event
+
+    def _open_day(self) -> Iterator[tuple[dict[str, Any], str]]:
+        """The table's day begins (6.1-6.3): every deck inspected through the reader, spread,
+        chemmy shuffled, stacked, riffled and cut, by the dealer and a supervisor."""
+        self.day += 1
+        base = "".join(c for c in self.setup.table_id.upper() if c.isalnum())[:6]
+        self.serials = [f"{base}{self.day:03d}{k:02d}"[-12:] for k in range(self.setup.decks)]
+        dealer = DEALERS[self.dealer_index]
+        yield self._emit({"type": "dealer", "dealer": dealer, "source": "dealer"})
+        yield self._emit(
+            {
+                "type": "open_table",
+                "by": [dealer, "s.kahu"],
+                "source": "supervisor",
+                "actor": "s.kahu",
+            },
+            30,
+            90,
+        )
+        one = deck(self.table.rules.excluded_ranks)
+        for serial in self.serials:
+            yield self._emit({"type": "inspect", "deck": serial, "by": [dealer, "s.kahu"]}, 5, 10)
+            for card in one:
+                yield self._emit(self._card(serial, card), 0.2, 0.4)
+            yield self._emit({"type": "inspect_end"}, 1, 3)
+        for step in ("spread", "chemmy", "stack", "riffle", "cut"):
+            yield self._emit({"type": "opening_step", "step": step, "actor": dealer}, 20, 60)
+        self.opened = True
+        self.shoe = []
+
+    def _end_shoe(self) -> Iterator[tuple[dict[str, Any], str]]:
+        """The shoe is finished: the cards left are read out for its reconciliation."""
+        yield self._emit({"type": "shoe_end", "source": "dealer"}, 5, 15)
+        while self.shoe:
+            serial, card = self.shoe.pop()
+            yield self._emit(self._card(serial, card), 0.2, 0.5)
+        # A deck that came out short is replaced by a new one, inspected before it is loaded.
+        dealer = DEALERS[self.dealer_index]
+        one = deck(self.table.rules.excluded_ranks)
+        for serial in sorted(self.short):
+            self.replaced += 1
+            new = f"{serial[:8]}R{self.replaced:03d}"[-12:]
+            self.serials = [new if s == serial else s for s in self.serials]
+            yield self._emit({"type": "inspect", "deck": new, "by": [dealer, "s.kahu"]}, 30, 60)
+            for card in one:
+                yield self._emit(self._card(new, card), 0.2, 0.4)
+            yield self._emit({"type": "inspect_end"}, 1, 3)
+        self.short.clear()
 
     def _drawn(self) -> int:
         return len(deck(self.table.rules.excluded_ranks)) * self.setup.decks - len(self.shoe)
@@ -111,8 +178,12 @@ class Shift:
             yield self._emit({"type": "cut_card", "source": "shoe"}, 0.5, 1.0)
         if not self.shoe:
             raise RuntimeError("the generated shoe ran out")
-        card = self.shoe.pop()
-        event: dict[str, Any] = {"type": "card", "card": card, "source": "shoe"}
+        if self.drop and len(self.shoe) > 1 and self.rng.random() < self.drop:
+            lost, _card = self.shoe.pop()  # behind the shoe: never read, missing at the end
+            if lost is not None:
+                self.short.add(lost)
+        serial, card = self.shoe.pop()
+        event = self._card(serial, card)
         if self.rng.random() < self.irregular / 4:
             event["face_up"] = True
         yield self._emit(event, 1.0, 3.0)
@@ -121,17 +192,27 @@ class Shift:
 
     def events(self, rounds: int) -> Iterator[tuple[dict[str, Any], str]]:
         yield self.line, iso(self.clock)
-        if self.vocabulary:
-            yield self._emit({"type": "dealer", "dealer": DEALERS[0], "source": "dealer"})
         for _ in range(rounds):
             yield from self._between_rounds()
             yield from self._round()
+        if self.vocabulary:
+            yield from self._close_day()
+
+    def _close_day(self) -> Iterator[tuple[dict[str, Any], str]]:
+        if self.shoe:
+            yield from self._end_shoe()
+        yield self._emit({"type": "close_table", "source": "supervisor", "actor": "s.kahu"})
+        self.opened = False
 
     def _between_rounds(self) -> Iterator[tuple[dict[str, Any], str]]:
         if self.clock >= self.day_end:  # the table closes for the night
+            if self.vocabulary and self.opened:
+                yield from self._close_day()
             self.clock += timedelta(hours=24 - self.open_hours)
             self.day_end = self.clock + timedelta(hours=self.open_hours)
             self.tick(0, 600)
+        if self.vocabulary and not self.opened:
+            yield from self._open_day()
         if self.vocabulary and self.clock - self.dealer_since > timedelta(minutes=40):
             self.dealer_index = (self.dealer_index + 1) % len(DEALERS)
             self.dealer_since = self.clock
@@ -143,6 +224,8 @@ class Shift:
             yield self._emit({"type": "cut_card", "source": "shoe"}, 0.5, 1.0)
         opened = self.table.open_decisions()
         if self.table.shoe is None or any(d.kind is Kind.SHUFFLE for d in opened) or self.cut_out:
+            if self.vocabulary and self.shoe:
+                yield from self._end_shoe()
             yield self._emit(self._shuffle(), 20, 60)
 
     def _round(self) -> Iterator[tuple[dict[str, Any], str]]:

@@ -39,8 +39,14 @@ from controller.floor.settings import parse_recorded
 from controller.store.canonical import ChainRecord
 from controller.store.fold import Fold
 
-KEEP_ROUNDS = 1  # the engine keeps the last round only: a flag noticed after it joins it
-RESUME_EVERY = 2000  # events after the newest checkpoint before a resume checkpoint is kept
+KEEP_ROUNDS = 2  # rounds (and shoes) the engine keeps: a flag noticed after a round joins it,
+# and the shoe a shuffle reconciles is still there when the next is loaded
+RESUME_EVERY = 2000
+# The events after which a shoe may have been ended or reconciled (its readout ends at the next
+# shuffle, inspection or close of the table).
+RECONCILING = frozenset(
+    {"shoe_end", "shuffle", "inspect", "close_table", "reshuffle_discards"}
+)  # events after the newest checkpoint before a resume checkpoint is kept
 
 
 def fold_at(table_id: str, setup: Mapping[str, Any], snapshot: str | None, seq: int) -> Fold:
@@ -94,6 +100,7 @@ class Writes:
     flags: list[dict[str, Any]] = field(default_factory=list)
     acks: list[dict[str, Any]] = field(default_factory=list)
     shoes: dict[int, dict[str, Any]] = field(default_factory=dict)
+    shoe_updates: list[dict[str, Any]] = field(default_factory=list)
     checkpoints: list[dict[str, Any]] = field(default_factory=list)
 
     def months(self) -> set[tuple[int, int]]:
@@ -128,6 +135,7 @@ class TableIndex:
         self.last_at: datetime | None = None
         self.last_type: str | None = None
         self.checkpoint_seq = 0
+        self.reconciled: set[int] = set()  # shoes whose reconciliation is written
 
     @property
     def seq(self) -> int:
@@ -153,6 +161,7 @@ class TableIndex:
             "day_started_at": _iso(self.day_started_at),
             "closed": self.closed,
             "shoe_seq": self.shoe_seq,
+            "reconciled": sorted(self.reconciled),
             "last_at": _iso(self.last_at),
             "last_type": self.last_type,
         }
@@ -176,6 +185,7 @@ class TableIndex:
         self.day_started_at = _dt(state.get("day_started_at"))
         self.closed = bool(state.get("closed"))
         self.shoe_seq = state.get("shoe_seq")
+        self.reconciled = {int(x) for x in state.get("reconciled") or []}
         self.last_at = _dt(state.get("last_at"))
         self.last_type = state.get("last_type")
 
@@ -261,7 +271,7 @@ class TableIndex:
         if settled is not None and self.current is not None:
             row = self.current
             wagered, result, hands, boxes = round_money(settled)
-            dealers = settled.to_dict().get("dealers")
+            dealers = getattr(settled, "dealers", None)
             row.update(
                 closed_seq=seq,
                 ended_at=at,
@@ -289,6 +299,41 @@ class TableIndex:
                 "loaded_at": at,
                 "decks": event.decks,
             }
+        if kind in RECONCILING:
+            self._reconciliations(kind, seq, at, out)
+
+    def _reconciliations(self, kind: str, seq: int, at: datetime, out: Writes) -> None:
+        """The shoes the engine has reconciled (or ended) by now, as the read model keeps them."""
+        for record in getattr(self.fold.table, "shoes", ()):
+            if kind == "shoe_end" and record.seq == self.shoe_seq:
+                out.shoe_updates.append(
+                    {
+                        "table_id": self.table_id,
+                        "seq": record.seq,
+                        "ended_at": at,
+                        "reconciled": None,
+                        "missing": "[]",
+                        "extra": "[]",
+                        "inspected": None,
+                    }
+                )
+            if record.reconciled is None or record.seq in self.reconciled:
+                continue
+            self.reconciled.add(record.seq)
+            out.shoe_updates.append(
+                {
+                    "table_id": self.table_id,
+                    "seq": record.seq,
+                    "ended_at": at,
+                    "reconciled": record.reconciled,
+                    "missing": json.dumps(record.missing),
+                    "extra": json.dumps(record.extra),
+                    "inspected": json.dumps(record.inspected),
+                }
+            )
+        if len(self.reconciled) > 64:
+            kept = {r.seq for r in getattr(self.fold.table, "shoes", ())}
+            self.reconciled &= kept
 
     def _vocabulary(
         self, kind: str, body: Mapping[str, Any], seq: int, at: datetime, out: Writes
@@ -404,6 +449,14 @@ _UPSERT_SHOE = (
     "INSERT INTO floor_shoes (table_id, seq, kind, loaded_at, decks) VALUES "
     "(%(table_id)s, %(seq)s, %(kind)s, %(loaded_at)s, %(decks)s) ON CONFLICT DO NOTHING"
 )
+_UPDATE_SHOE = (
+    "UPDATE floor_shoes SET ended_at = COALESCE(ended_at, %(ended_at)s), "
+    "reconciled = COALESCE(%(reconciled)s, reconciled), "
+    "missing = CASE WHEN %(reconciled)s IS NULL THEN missing ELSE %(missing)s::jsonb END, "
+    "extra = CASE WHEN %(reconciled)s IS NULL THEN extra ELSE %(extra)s::jsonb END, "
+    "inspected = COALESCE(%(inspected)s::jsonb, inspected) "
+    "WHERE table_id = %(table_id)s AND seq = %(seq)s"
+)
 _INSERT_CHECKPOINT = (
     "INSERT INTO floor_checkpoints (table_id, seq, kind, snapshot, state) VALUES "
     "(%(table_id)s, %(seq)s, %(kind)s, %(snapshot)s, %(state)s) ON CONFLICT DO NOTHING"
@@ -420,6 +473,8 @@ def write(conn: Connection, out: Writes, known: set[str]) -> None:
         conn.exec_driver_sql(_ACK, [a for a in out.acks if isinstance(a["flag_seq"], int)])
     if out.shoes:
         conn.exec_driver_sql(_UPSERT_SHOE, list(out.shoes.values()))
+    if out.shoe_updates:
+        conn.exec_driver_sql(_UPDATE_SHOE, out.shoe_updates)
     if out.checkpoints:
         conn.exec_driver_sql(_INSERT_CHECKPOINT, out.checkpoints)
 
