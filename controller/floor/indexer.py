@@ -56,7 +56,11 @@ def fold_at(table_id: str, setup: Mapping[str, Any], snapshot: str | None, seq: 
     if snapshot is None:
         fold.table = Table(fold.setup, keep_rounds=KEEP_ROUNDS)
     else:
-        fold.table = Table.restore(fold.setup, json.loads(snapshot), keep_rounds=KEEP_ROUNDS)
+        data = json.loads(snapshot)
+        if not isinstance(data, dict) or data.get("seq") != seq:
+            shown = data.get("seq") if isinstance(data, dict) else None
+            raise ValueError(f"the checkpoint filed at event {seq} is of event {shown}")
+        fold.table = Table.restore(fold.setup, data, keep_rounds=KEEP_ROUNDS)
     fold.seq = seq
     return fold
 

@@ -239,6 +239,8 @@ def round_document(
     result = built.result.to_dict() if built.result is not None else None
     round_flags = [f for f in built.flags if f.get("round") in (number, None)]
     problems = compare_with_store(conn, table_id, built.result, built.flags, first, last)
+    if built.result is not None and built.result.round != number:
+        problems.append(f"the rebuilt events ended round {built.result.round}, not {number}")
     wagers = []
     for box in sorted(set(built.bets) | set(built.camera)):
         wagers.append(

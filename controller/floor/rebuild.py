@@ -372,6 +372,16 @@ def compare_with_store(
 ) -> list[str]:
     """Where the rebuilt round differs from the rows the table's recorder derived ([] if not)."""
     if result is None:
+        stored = conn.exec_driver_sql(
+            "SELECT status FROM rounds WHERE table_id = %(t)s AND closed_seq >= %(a)s "
+            "AND closed_seq <= %(b)s",
+            {"t": table_id, "a": first_seq, "b": last_seq},
+        ).first()
+        if stored is not None:
+            return [
+                f"the table recorded a round ending in events {first_seq}-{last_seq}; "
+                "the rebuilt events ended none"
+            ]
         return []
     doc = result.to_dict()
     problems: list[str] = []

@@ -101,6 +101,8 @@ def format_round(doc: dict[str, Any]) -> str:
             else "DIFFERS: " + "; ".join(checks["differences"])
         )
     )
+    if checks.get("checkpoint"):
+        out.append(f"note: {checks['checkpoint']}; the round was rebuilt from the table line")
     return "\n".join(out)
 
 
