@@ -153,6 +153,7 @@ def test_the_report_names_the_dealers_and_which_shoes_reconciled(floor_data: Flo
     assert doc["shoes_not_reconciled"] == sum(1 for s in shoes.values() if s["reconciled"] is False)
     assert doc["shoes_not_reconciled"] >= 1 and doc["shoes_reconciled"] >= 1
     status, text = floor(floor_data, "report", "--table", "T01", "--date", "2026-12-01")
+    assert status == 0
     assert (
         "NOT RECONCILED" in text
         and "missing "
