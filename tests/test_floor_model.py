@@ -16,6 +16,8 @@ import pytest
 import test_floor_support as support
 from test_floor_support import quiet, record
 
+from controller.engine import Table
+from controller.events import parse_event, parse_setup
 from controller.floor import queries, users
 from controller.floor.audit import Who
 from controller.floor.generate import Shift
@@ -255,3 +257,62 @@ def test_the_lookup_log_names_who_asked_and_cannot_be_changed(
             pg.execute(statement)
     _status, out = quiet(["floor", "lookups", "--db", floor_url, "--json"])
     assert len(json.loads(out)) == len(rows) + 1  # the reading itself is logged
+
+
+def test_devices_at_fault_and_open_flags_follow_the_log(floor_url: str, tmp_path: Path) -> None:
+    """manual_mode puts a device at fault on the floor page until it is off again; a flag is
+    open until the dealer acknowledges it."""
+    events = shifts()["A1"]
+    store = f"sqlite:///{tmp_path / 'A1.db'}"
+    table = Table(parse_setup(events[0][0], 1))
+    raised = 0
+    head = events[:1]
+    for event, at in events[1:]:
+        head.append((event, at))
+        raised += len(table.apply(parse_event(event)).flags)
+        if raised >= 2:
+            break
+    at = head[-1][1]
+    head.append(
+        (
+            {
+                "type": "manual_mode",
+                "device": "camera",
+                "on": True,
+                "reason": "lens covered",
+                "actor": "d.tane",
+            },
+            at,
+        )
+    )
+    record(store, head)
+    assert quiet(["ship", "--db", store, "--to", floor_url])[0] == 0
+    _status, out = quiet(["floor", "view", "--db", floor_url, "--json"])
+    table = json.loads(out)["tables"][0]
+    assert table["devices"] == [
+        {
+            "device": "camera",
+            "reason": "lens covered",
+            "since": table["devices"][0]["since"],
+            "seq": len(head) - 1,
+        }
+    ]
+    assert "camera (lens covered)" in quiet(["floor", "view", "--db", floor_url])[1]
+    with open_floor(floor_url) as floor, floor.engine.connect() as conn:
+        replay_flags = conn.exec_driver_sql(
+            "SELECT seq, rule FROM floor_flags WHERE table_id = 'A1' ORDER BY seq"
+        ).all()
+    more = [
+        ({"type": "manual_mode", "device": "camera", "on": False}, at),
+        *[
+            ({"type": "acknowledge", "flag_event": int(s), "rule": str(r), "actor": "d.tane"}, at)
+            for s, r in replay_flags[:1]
+        ],
+    ]
+    record(store, head + more)
+    assert quiet(["ship", "--db", store, "--to", floor_url])[0] == 0
+    _status, out = quiet(["floor", "view", "--db", floor_url, "--json"])
+    table = json.loads(out)["tables"][0]
+    assert table["devices"] == []
+    assert len(replay_flags) == raised
+    assert table["open_flags"] == len(replay_flags) - 1

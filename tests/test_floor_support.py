@@ -73,12 +73,13 @@ class FloorData:
 
 
 def record(url: str, events: list[tuple[dict[str, Any], str]]) -> None:
-    """Record events into a table's store as its recorder would, each at its own time."""
+    """Record events into a table's store as its recorder would, each at its own time; those
+    the store holds already (a longer list given again) are not recorded twice."""
     line, first = events[0]
     with Store.open(url) as store:
         rec = Recorder.open(store, line, spool=None, retry_every=None, clock=lambda: first)
         try:
-            for event, at in events[1:]:
+            for event, at in events[rec.seq + 1 :]:
                 rec.record(event, recorded_at=at)
         finally:
             rec.close()
