@@ -99,7 +99,7 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
         tables = []
         for r in rows:
             devices = r[11] if isinstance(r[11], dict) else json.loads(str(r[11] or "{}"))
-            flags = open_flags.get(str(r[0]), [])
+            by_rule, newest = open_flags.get(str(r[0]), ({}, []))
             tables.append(
                 {
                     "table": r[0],
@@ -114,9 +114,9 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
                     "rounds_played": r[9],
                     "dealer": r[10],
                     "devices": [{"device": k, **v} for k, v in sorted(devices.items())],
-                    "open_flags": len(flags),
-                    "open_flag_rules": dict(Counter(f["rule"] for f in flags)),
-                    "newest_flags": flags[-3:],
+                    "open_flags": sum(by_rule.values()),
+                    "open_flag_rules": dict(sorted(by_rule.items(), key=lambda kv: -kv[1])),
+                    "newest_flags": newest,
                 }
             )
         return {"tables": tables, "at": times(settings, datetime.now(UTC))}
@@ -126,21 +126,34 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
     return logged(floor, who, "floor", {}, answer)
 
 
-def _open_flags(conn: Connection, since: dict[str, datetime]) -> dict[str, list[dict[str, Any]]]:
+def _open_flags(
+    conn: Connection, since: dict[str, datetime]
+) -> dict[str, tuple[dict[str, int], list[dict[str, Any]]]]:
+    """Per table: its open flags counted by rule, and the newest three."""
     if not since:
         return {}
     ids = list(since)
-    rows = conn.exec_driver_sql(
-        "SELECT f.table_id, f.seq, f.round, f.rule, f.box, f.message FROM floor_flags f "
-        "JOIN unnest(%(ids)s::text[], %(since)s::timestamptz[]) AS w(table_id, since) "
-        "ON f.table_id = w.table_id AND f.at >= w.since "
-        "WHERE f.acknowledged_seq IS NULL AND f.at >= %(earliest)s ORDER BY f.table_id, f.seq",
-        {"ids": ids, "since": [since[i] for i in ids], "earliest": min(since.values())},
+    params = {"ids": ids, "since": [since[i] for i in ids]}
+    window = (
+        "FROM unnest(%(ids)s::text[], %(since)s::timestamptz[]) AS w(table_id, since) "
+        "JOIN LATERAL (SELECT f.seq, f.at, f.round, f.rule, f.box, f.message FROM floor_flags f "
+        "WHERE f.table_id = w.table_id AND f.at >= w.since AND f.acknowledged_seq IS NULL {}) "
+        "AS f ON true"
+    )
+    counts = conn.exec_driver_sql(
+        "SELECT w.table_id, f.rule, count(*) " + window.format("") + " GROUP BY 1, 2", params
     ).all()
-    out: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
-        out.setdefault(str(r[0]), []).append(
-            {"seq": r[1], "round": r[2], "rule": r[3], "box": r[4], "message": r[5]}
+    newest = conn.exec_driver_sql(
+        "SELECT w.table_id, f.seq, f.round, f.rule, f.box, f.message "
+        + window.format("ORDER BY f.at DESC, f.seq DESC LIMIT 3"),
+        params,
+    ).all()
+    out: dict[str, tuple[dict[str, int], list[dict[str, Any]]]] = {}
+    for table_id, rule, n in counts:
+        out.setdefault(str(table_id), ({}, []))[0][str(rule)] = int(n)
+    for r in newest:
+        out.setdefault(str(r[0]), ({}, []))[1].insert(
+            0, {"seq": r[1], "round": r[2], "rule": r[3], "box": r[4], "message": r[5]}
         )
     return out
 
