@@ -256,3 +256,38 @@ def test_bad_questions_on_the_web_are_pages_not_tracebacks(
         assert words in page.locator("#message").inner_text()
     shot(page, "bad-question")
     page.close()
+
+
+def test_floorctl_floor_serve_listens_on_loopback_and_stops_on_sigterm(
+    floor_data: FloorData,
+) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "floor",
+            "serve",
+            "--db",
+            floor_data.url,
+            "--port",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("floorctl floor: serving on http://127.0.0.1:"), line
+        url = line.split()[4]
+        r = httpx.get(url + "login")
+        assert r.status_code == 200 and "Every lookup on the floor is logged" in r.text
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0

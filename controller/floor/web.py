@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import secrets
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -477,16 +479,24 @@ class FloorServer:
 
 
 def serve(floor: Floor, host: str, port: int, *, poll: float = 1.0) -> int:
+    """Serve until Ctrl-C or SIGTERM; prints the address it listens on."""
+
+    def stop(_sig: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
     server = FloorServer(floor, host, port, poll=poll)
-    server.indexer.start()
     try:
-        config = server.server.config
-        print(
-            f"floorctl floor: serving on http://{config.host}:{config.port}/ "
-            f"(time zone {floor.settings.tz_name})",
-            flush=True,
-        )
-        server.server.run()
+        url = server.start()
+        print(f"floorctl floor: serving on {url} (time zone {floor.settings.tz_name})", flush=True)
+        if not ipaddress.ip_address(host).is_loopback:
+            log.warning("the floor's pages are reachable from the network", host=host)
+        thread = server._thread
+        while thread is not None and thread.is_alive():
+            thread.join(0.5)
+    except KeyboardInterrupt:
+        pass
     finally:
-        server.indexer.stop()
+        server.stop()
+        signal.signal(signal.SIGTERM, previous)
     return 0
