@@ -34,7 +34,7 @@ from sqlalchemy.engine import Connection
 
 from controller.engine import Applied, SnapshotError, Table
 from controller.engine.results import RoundResult
-from controller.floor.schema import Floor, ensure_partitions, month_of
+from controller.floor.schema import PARTITIONED, Floor, ensure_partitions, month_of
 from controller.floor.settings import parse_recorded
 from controller.store.canonical import ChainRecord
 from controller.store.fold import Fold
@@ -467,8 +467,7 @@ _INSERT_CHECKPOINT = (
 )
 
 
-def write(conn: Connection, out: Writes, known: set[str]) -> None:
-    ensure_partitions(conn, out.months(), known)
+def write(conn: Connection, out: Writes) -> None:
     if out.rounds:
         conn.exec_driver_sql(_UPSERT_ROUND, list(out.rounds.values()))
     if out.flags:
@@ -507,6 +506,10 @@ def _table_line(conn: Connection, index: TableIndex) -> None:
             "closed": index.last_closed_seq,
         },
     )
+
+
+def _names(month: tuple[int, int]) -> set[str]:
+    return {f"{t}_y{month[0]:04d}m{month[1]:02d}" for t in PARTITIONED}
 
 
 class Indexer:
@@ -561,7 +564,8 @@ class Indexer:
                         count += 1
                     if index.seq - index.checkpoint_seq >= RESUME_EVERY:
                         out.checkpoints.append(index.checkpoint("resume"))
-                    write(conn, out, self.partitions)
+                    self._partitions(out.months())
+                    write(conn, out)
                     _table_line(conn, index)
                 except Exception:
                     self.states.pop(table_id, None)  # its fold holds events not committed
@@ -569,6 +573,14 @@ class Indexer:
                 self.states[table_id] = index
             if progress is not None:
                 progress(table_id, index.seq)
+
+    def _partitions(self, months: set[tuple[int, int]]) -> None:
+        """Create the months' partitions in a short transaction of their own: creating one
+        locks its parent table, which must not wait for (or hold up) a batch."""
+        missing = {m for m in months if not self.partitions.issuperset(_names(m))}
+        if missing:
+            with self.floor.engine.begin() as conn:
+                ensure_partitions(conn, missing, self.partitions)
 
     def _lock(self, conn: Connection, table_id: str) -> int:
         params = {"t": table_id}
