@@ -56,6 +56,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("export", "controller.store.cli", "write a surveillance package of an audit store"),
     Command("ship", "controller.store.cli", "copy tables' events to the floor database"),
     Command(
+        "floor",
+        "controller.floor.cli",
+        "the floor: surveillance and the pit over the floor database",
+    ),
+    Command(
         "simulate",
         "controller.sim.command",
         "house edge of a game by simulation through the engine",

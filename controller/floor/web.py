@@ -1,0 +1,502 @@
+"""``floorctl floor serve``: the floor's web pages for surveillance and the pit.
+
+Every page is behind a login (:mod:`controller.floor.users`); every lookup goes through
+:mod:`controller.floor.queries`, which logs it with who made it. The floor page refreshes
+itself by short polling (``/api/floor`` every 2 s; those refreshes are not logged, the page
+view is). An indexer thread keeps the read model up to date (every ``poll`` seconds).
+
+Sessions: a random token in an HttpOnly, SameSite=Strict cookie, held in memory (a restart
+logs everyone out), ended by Log out or after 30 minutes without a request. Five wrong
+passwords for an account lock it for a minute, doubling with each further lockout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import secrets
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+import structlog
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.background import BackgroundTask
+
+from controller.floor import queries, users
+from controller.floor.audit import Who, log_lookup, lookups
+from controller.floor.indexer import Indexer
+from controller.floor.schema import Floor
+from controller.floor.settings import InputError, NotFound, Window
+
+log = structlog.get_logger("floorctl.floor")
+
+COOKIE = "floor_session"
+SESSION_SECONDS = 30 * 60
+MAX_FAILURES = 5
+LOCKOUT_SECONDS = 60.0
+STATIC = Path(__file__).with_name("static")
+
+templates = Environment(
+    loader=PackageLoader("controller.floor", "templates"),
+    autoescape=select_autoescape(["html"]),
+)
+
+
+@dataclass
+class Session:
+    user: users.User
+    seen: float
+
+
+@dataclass
+class Guard:
+    """Sessions and the lockout of accounts after wrong passwords (in memory)."""
+
+    sessions: dict[str, Session] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=dict)
+    locked_until: dict[str, float] = field(default_factory=dict)
+    lockouts: dict[str, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def session(self, token: str | None) -> users.User | None:
+        if not token:
+            return None
+        now = time.monotonic()
+        with self.lock:
+            s = self.sessions.get(token)
+            if s is None or now - s.seen > SESSION_SECONDS:
+                self.sessions.pop(token, None)
+                return None
+            s.seen = now
+            return s.user
+
+    def start(self, user: users.User) -> str:
+        token = secrets.token_urlsafe(32)
+        with self.lock:
+            self.sessions[token] = Session(user, time.monotonic())
+            self.failures.pop(user.name, None)
+        return token
+
+    def end(self, token: str | None) -> None:
+        with self.lock:
+            self.sessions.pop(token or "", None)
+
+    def locked(self, name: str) -> float:
+        with self.lock:
+            return max(0.0, self.locked_until.get(name, 0.0) - time.monotonic())
+
+    def failed(self, name: str) -> None:
+        with self.lock:
+            n = self.failures.get(name, 0) + 1
+            self.failures[name] = n
+            if n >= MAX_FAILURES:
+                k = self.lockouts.get(name, 0)
+                self.lockouts[name] = k + 1
+                self.locked_until[name] = time.monotonic() + LOCKOUT_SECONDS * 2**k
+                self.failures[name] = 0
+
+
+def _page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    return HTMLResponse(templates.get_template(name).render(**context), status_code=status)
+
+
+def create_app(floor: Floor, guard: Guard | None = None) -> FastAPI:
+    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    guard = guard or Guard()
+    settings = floor.settings
+
+    def who_of(request: Request, user: users.User) -> Who:
+        client = request.client.host if request.client else None
+        return Who(user.name, user.role, "web", client)
+
+    def base(user: users.User, **more: Any) -> dict[str, Any]:
+        return {
+            "user": user,
+            "tz": settings.tz_name,
+            "shifts": [n for n, _ in settings.shifts],
+            **more,
+        }
+
+    def guarded(what: str) -> Callable[[Callable[..., Response]], Callable[..., Response]]:
+        """The page needs a login with permission for ``what``; refused questions are pages
+        with the message, never a traceback."""
+
+        def wrap(handler: Callable[..., Response]) -> Callable[..., Response]:
+            def run(request: Request) -> Response:
+                user = guard.session(request.cookies.get(COOKIE))
+                if user is None:
+                    if request.url.path.startswith("/api/"):
+                        return JSONResponse({"error": "log in first"}, status_code=401)
+                    target = request.url.path + (
+                        f"?{request.url.query}" if request.url.query else ""
+                    )
+                    return RedirectResponse("/login?" + urlencode({"next": target}), 303)
+                if not user.may(what):
+                    log_lookup(
+                        floor,
+                        who_of(request, user),
+                        what,
+                        dict(request.query_params),
+                        f"refused: the {user.role} role may not see this",
+                    )
+                    return _page(
+                        "error.html",
+                        403,
+                        **base(user, message=(f"The {user.role} role may not see this page.")),
+                    )
+                try:
+                    return handler(request, user)
+                except NotFound as exc:
+                    return _error(request, user, str(exc), 404)
+                except InputError as exc:
+                    return _error(request, user, str(exc), 400)
+
+            run.__name__ = handler.__name__
+            return run
+
+        return wrap
+
+    def _error(request: Request, user: users.User, message: str, status: int) -> Response:
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": message}, status_code=status)
+        return _page("error.html", status, **base(user, message=message))
+
+    def window_of(request: Request) -> Window:
+        q = request.query_params
+        start, end, date = q.get("from") or None, q.get("to") or None, q.get("date") or None
+        shift = q.get("shift") or None
+        if start or end:
+            if not (start and end):
+                raise InputError("give both “from” and “to”")
+            return settings.range(start, end)
+        if not date:
+            raise InputError("give a gaming day (date) or a time range (from, to)")
+        day = settings.parse_date(date)
+        return settings.shift(day, shift) if shift else settings.gaming_day(day)
+
+    # ----- logging in -------------------------------------------------------------------------
+
+    @app.get("/login")
+    def login_page(request: Request) -> Response:
+        return _page("login.html", next=request.query_params.get("next", "/"), error=None)
+
+    @app.post("/login")
+    async def login(request: Request) -> Response:
+        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        name = (form.get("name") or [""])[0].strip()
+        password = (form.get("password") or [""])[0]
+        target = (form.get("next") or ["/"])[0]
+        if not target.startswith("/") or target.startswith("//"):
+            target = "/"
+        client = request.client.host if request.client else None
+        who = Who(name or "(no name)", "-", "web", client)
+        wait = guard.locked(name)
+        if wait > 0:
+            await asyncio.to_thread(log_lookup, floor, who, "login", {}, "refused: locked out")
+            return _page(
+                "login.html",
+                429,
+                next=target,
+                error=f"Too many wrong passwords: try again in {int(wait) + 1} s.",
+            )
+        user = await asyncio.to_thread(users.authenticate, floor, name, password)
+        if user is None:
+            guard.failed(name)
+            await asyncio.to_thread(
+                log_lookup, floor, who, "login", {}, "refused: wrong name or password"
+            )
+            return _page("login.html", 401, next=target, error="Wrong name or password.")
+        token = guard.start(user)
+        await asyncio.to_thread(
+            log_lookup, floor, Who(user.name, user.role, "web", client), "login", {}, "ok"
+        )
+        response = RedirectResponse(target, 303)
+        response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+        return response
+
+    @app.post("/logout")
+    def logout(request: Request) -> Response:
+        token = request.cookies.get(COOKIE)
+        user = guard.session(token)
+        guard.end(token)
+        if user is not None:
+            log_lookup(floor, who_of(request, user), "logout", {}, "ok")
+        response = RedirectResponse("/login", 303)
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    # ----- the pages --------------------------------------------------------------------------
+
+    @app.get("/")
+    @guarded("floor")
+    def floor_page(request: Request, user: users.User) -> Response:
+        doc = queries.floor_view(floor, who_of(request, user))
+        return _page("floor.html", **base(user, doc=doc))
+
+    @app.get("/api/floor")
+    @guarded("floor")
+    def floor_api(request: Request, user: users.User) -> Response:
+        return JSONResponse(queries.floor_view(floor, who_of(request, user), log=False))
+
+    @app.get("/round")
+    @guarded("round")
+    def round_page(request: Request, user: users.User) -> Response:
+        q = request.query_params
+        table = q.get("table") or ""
+        at = q.get("at") or None
+        number = _int(q.get("round"))
+        if not table or (at is None and number is None):
+            return _page("find.html", **base(user, tables=_tables(floor), q=dict(q)))
+        doc = queries.find_round(
+            floor, who_of(request, user), table, at=at, number=number, steps=True
+        )
+        data = json.dumps(doc, default=str).replace("</", "<\\/")  # safe inside <script>
+        return _page("round.html", **base(user, doc=doc, data=data))
+
+    @app.get("/api/round")
+    @guarded("round")
+    def round_api(request: Request, user: users.User) -> Response:
+        q = request.query_params
+        doc = queries.find_round(
+            floor,
+            who_of(request, user),
+            q.get("table") or "",
+            at=q.get("at") or None,
+            number=_int(q.get("round")),
+            steps=q.get("steps") == "1",
+        )
+        return JSONResponse(json.loads(json.dumps(doc, default=str)))
+
+    @app.get("/rounds")
+    @guarded("rounds")
+    def rounds_page(request: Request, user: users.User) -> Response:
+        q = request.query_params
+        if not q.get("table"):
+            return _page("find.html", **base(user, tables=_tables(floor), q=dict(q)))
+        doc = queries.rounds_in(floor, who_of(request, user), q["table"], window_of(request))
+        return _page("rounds.html", **base(user, doc=doc, q=dict(q)))
+
+    @app.get("/flags")
+    @guarded("flags")
+    def flags_page(request: Request, user: users.User) -> Response:
+        q = request.query_params
+        doc = None
+        if q.get("date") or q.get("from"):
+            window = _day(dict(q)) if q.get("shift") else window_of(request)
+            doc = queries.flags(
+                floor,
+                who_of(request, user),
+                window,
+                rule=q.get("rule") or None,
+                table_id=q.get("table") or None,
+                dealer=q.get("dealer") or None,
+                shift=q.get("shift") or None,
+            )
+        return _page("flags.html", **base(user, doc=doc, q=dict(q), tables=_tables(floor)))
+
+    def _day(q: dict[str, str]) -> Window:
+        if not q.get("date"):
+            raise InputError("a shift needs its gaming day (date)")
+        return settings.gaming_day(settings.parse_date(q["date"]))
+
+    @app.get("/report")
+    @guarded("report")
+    def report_page(request: Request, user: users.User) -> Response:
+        q = request.query_params
+        if not q.get("table"):
+            return _page("report_form.html", **base(user, tables=_tables(floor), q=dict(q)))
+        doc = queries.report(floor, who_of(request, user), q["table"], window_of(request))
+        return _page("report.html", **base(user, doc=doc, q=dict(q), query=request.url.query))
+
+    @app.get("/report.pdf")
+    @guarded("report")
+    def report_pdf(request: Request, user: users.User) -> Response:
+        from controller.floor.pdf import report_pdf as write_pdf
+
+        q = request.query_params
+        doc = queries.report(floor, who_of(request, user), q.get("table") or "", window_of(request))
+        tmp = Path(tempfile.mkdtemp(prefix="floor-report-"))
+        path = tmp / f"report-{doc['table']}.pdf"
+        write_pdf(doc, path)
+        return FileResponse(
+            path,
+            media_type="application/pdf",
+            filename=path.name,
+            background=BackgroundTask(shutil.rmtree, tmp, True),
+        )
+
+    @app.get("/evidence")
+    @guarded("evidence")
+    def evidence(request: Request, user: users.User) -> Response:
+        from controller.floor.evidence import write_evidence
+
+        q = request.query_params
+        table = q.get("table") or ""
+        number = _int(q.get("round"))
+        window = None if number is not None or q.get("at") else window_of(request)
+        tmp = Path(tempfile.mkdtemp(prefix="floor-evidence-"))
+        out = tmp / "evidence"
+        try:
+            write_evidence(
+                floor,
+                who_of(request, user),
+                table,
+                out,
+                number=number,
+                at=q.get("at") or None,
+                window=window,
+            )
+        except Exception:
+            shutil.rmtree(tmp, True)
+            raise
+        archive = shutil.make_archive(str(tmp / f"evidence-{table}"), "zip", out)
+        return FileResponse(
+            archive,
+            media_type="application/zip",
+            filename=Path(archive).name,
+            background=BackgroundTask(shutil.rmtree, tmp, True),
+        )
+
+    @app.get("/lookups")
+    @guarded("lookups")
+    def lookups_page(request: Request, user: users.User) -> Response:
+        who = request.query_params.get("who") or None
+        rows = lookups(floor, who=who, limit=500)
+        log_lookup(floor, who_of(request, user), "lookups", {"who": who}, "ok")
+        return _page("lookups.html", **base(user, rows=rows, who=who))
+
+    return app
+
+
+def _int(text: str | None) -> int | None:
+    if text is None or text == "":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputError(f"{text!r} is not a round number") from None
+    if value < 1:
+        raise InputError(f"{text!r} is not a round number")
+    return value
+
+
+def _tables(floor: Floor) -> list[str]:
+    with floor.engine.connect() as conn:
+        return [str(r[0]) for r in conn.exec_driver_sql("SELECT table_id FROM tables ORDER BY 1")]
+
+
+class IndexThread:
+    """The indexer, run every ``poll`` seconds until stopped; a failed pass is logged and
+    retried."""
+
+    def __init__(self, floor: Floor, poll: float) -> None:
+        self.indexer = Indexer(floor)
+        self.poll = poll
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="floor-indexer", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.indexer.run_once()
+            except Exception as exc:
+                log.error("floor index pass failed", error=str(exc))
+            self._stop.wait(self.poll)
+
+
+class FloorServer:
+    """The web app and the indexer; :meth:`start` in threads (tests), :meth:`run` in front."""
+
+    def __init__(self, floor: Floor, host: str, port: int, *, poll: float = 1.0) -> None:
+        self.floor = floor
+        self.indexer = IndexThread(floor, poll)
+        config = uvicorn.Config(
+            create_app(floor),
+            host=host,
+            port=port,
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+        )
+        self.server = uvicorn.Server(config)
+        self.host = host
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        for srv in getattr(self.server, "servers", []) or []:
+            for sock in getattr(srv, "sockets", []) or []:
+                name = sock.getsockname()
+                return f"http://{self.host}:{int(name[1])}/"
+        return ""
+
+    def start(self) -> str:
+        self.indexer.start()
+        self._thread = threading.Thread(target=self.server.run, name="floor-web", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise InputError(f"cannot listen on {self.host} (is the port in use?)")
+            time.sleep(0.02)
+        return self.url
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.indexer.stop()
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[str]:
+        url = self.start()
+        try:
+            yield url
+        finally:
+            self.stop()
+
+
+def serve(floor: Floor, host: str, port: int, *, poll: float = 1.0) -> int:
+    """Serve until Ctrl-C or SIGTERM; prints the address it listens on."""
+
+    def stop(_sig: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    server = FloorServer(floor, host, port, poll=poll)
+    try:
+        url = server.start()
+        print(f"floorctl floor: serving on {url} (time zone {floor.settings.tz_name})", flush=True)
+        if not ipaddress.ip_address(host).is_loopback:
+            log.warning("the floor's pages are reachable from the network", host=host)
+        thread = server._thread
+        while thread is not None and thread.is_alive():
+            thread.join(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        signal.signal(signal.SIGTERM, previous)
+    return 0
