@@ -146,6 +146,22 @@ def test_replay_a_worked_example(installed: tuple[Path, Path, dict[str, str]]) -
     ]
 
 
+def test_record_verify_and_export_with_the_installed_store(
+    installed: tuple[Path, Path, dict[str, str]],
+) -> None:
+    """The store's migrations ship too: a scenario recorded into a new SQLite store from the
+    installed package verifies and exports."""
+    bin_dir, work, env = installed
+    floorctl = str(bin_dir / "floorctl")
+    scenario = work / "recorded.jsonl"
+    shutil.copy(EXAMPLES / "01-pontoon-basic.jsonl", scenario)
+    url = f"sqlite:///{work / 'recorded.db'}"
+    _run([floorctl, "replay", str(scenario), "--db", url, "--json"], work, env)
+    assert "OK" in _run([floorctl, "verify", "--db", url], work, env)
+    _run([floorctl, "export", "--db", url, "--out", str(work / "export")], work, env)
+    assert "OK" in _run([floorctl, "verify", str(work / "export")], work, env)
+
+
 def test_an_operator_rule_set_directory(installed: tuple[Path, Path, dict[str, str]]) -> None:
     """FLOORCTL_CONFIG_DIR adds the operator's own rule sets to the shipped ones."""
     bin_dir, work, env = installed
