@@ -69,6 +69,8 @@ def test_every_round_matches_the_replay_of_the_tables_own_export(
             (f["rule"], f["message"]) for f in expected["flags"]
         ]
         assert all(f["words"] for f in doc["flags"] if f["rule"][0].isdigit())
+        # What the rule directed, as the dealer's banner said it, and who had to act.
+        assert all(f["direction"] and f["needs"] in ("dealer", "supervisor") for f in doc["flags"])
         # Each card, in shoe order, went to the hand the replay has it in.
         dealt_to: dict[Any, list[str]] = {}
         for card in doc["cards"]:

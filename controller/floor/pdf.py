@@ -221,10 +221,13 @@ def round_story(doc: dict[str, Any]) -> list[Flowable]:
     story.append(_p("Flags", H2))
     story.append(
         _table(
-            ["rule", "event", "the rule's words", "what happened"],
-            [[f["rule"], f["seq"], f["words"], f["message"]] for f in doc["flags"]]
-            or [["-", "", "", "no flags"]],
-            [14 * mm, 14 * mm, 70 * mm, 72 * mm],
+            ["rule", "event", "the rule's words", "what happened", "what the rule directs"],
+            [
+                [f["rule"], f["seq"], f["words"], f["message"], f.get("direction", "")]
+                for f in doc["flags"]
+            ]
+            or [["-", "", "", "no flags", ""]],
+            [14 * mm, 14 * mm, 52 * mm, 52 * mm, 48 * mm],
         )
     )
     checks = doc["checks"]

@@ -280,6 +280,8 @@ def round_document(
                 "box": f["box"],
                 "words": f["words"] or rules.get(f["rule"], ""),
                 "message": f["message"],
+                "direction": f.get("direction", ""),
+                "needs": f.get("needs"),
                 "at": times(settings, _parse(f["at"])),
             }
             for f in round_flags

@@ -29,7 +29,8 @@ from controller.engine.results import RoundResult
 from controller.floor.indexer import fold_at, round_money
 from controller.floor.schema import Floor
 from controller.floor.settings import FloorSettings, parse_recorded
-from controller.service.view import box_views, describe_event, flag_view
+from controller.service.flags import banner
+from controller.service.view import box_views, describe_event, flag_view, rescues_taken
 from controller.store.canonical import ChainRecord
 from controller.store.fold import Fold
 
@@ -175,6 +176,7 @@ def rebuild(
     prev_hash: str | None = None
     offered: dict[str, Any] | None = None  # a 16.4 card on offer, until it goes somewhere
     round_flags: list[dict[str, Any]] = []
+    rescues: set[tuple[int, int, int, str]] = set()  # as the screen notes them, for its payouts
     for record in floor.store.iter_records(table_id, after=start - 1, upto=last_seq):
         if not _chain_link(record, prev_hash, out):
             pass
@@ -188,16 +190,25 @@ def rebuild(
         watching = record.seq >= first_seq
         if not watching:
             fold.apply(record.seq, body)
+            _note_rescue(fold, kind, body, rescues)
             continue
         opened = fold.table.open_decisions()
         who = _who(body, opened, fold, dealer)
         hands_before, dealer_before = _hands_now(fold, Applied())
         _event, applied, _derived = fold.apply(record.seq, body)
+        _note_rescue(fold, kind, body, rescues)
         hands_after, dealer_after = _hands_now(fold, applied)
         at = parse_recorded(record.recorded_at)
+        # Each flag as the dealer's banner showed it: the words that fit its case and what the
+        # rule directed at that moment (the screen's own module, so both say the same).
         flags = [
             {
-                **flag_view(f.to_dict(), f.round, rules.words(f.rule), record.seq),
+                **banner(
+                    flag_view(f.to_dict(), f.round, rules.words(f.rule), record.seq),
+                    kind,
+                    rules.words(f.rule),
+                    opened,
+                ),
                 "not_dealt": NOT_DEALT.get(f.rule) if kind == "card" else None,
             }
             for f in applied.flags
@@ -289,7 +300,7 @@ def rebuild(
             )
         if applied.settled is not None and applied.settled.round == number:
             out.result = applied.settled
-        step["screen"] = _screen(fold, boxes, seen, round_flags)
+        step["screen"] = _screen(fold, boxes, seen, round_flags, rescues)
         out.steps.append(step)
     if out.result is None:
         for kept in fold.table.rounds:
@@ -341,8 +352,20 @@ def _moved(
     return out
 
 
+def _note_rescue(
+    fold: Fold, kind: str, body: Mapping[str, Any], rescues: set[tuple[int, int, int, str]]
+) -> None:
+    if kind == "rescue":
+        rnd = fold.table.current_round
+        rescues |= rescues_taken(rnd, int(body.get("box") or 0), str(body.get("player")))
+
+
 def _screen(
-    fold: Fold, boxes: int, seen: Mapping[int, Mapping[str, Any]], flags: list[dict[str, Any]]
+    fold: Fold,
+    boxes: int,
+    seen: Mapping[int, Mapping[str, Any]],
+    flags: list[dict[str, Any]],
+    rescues: set[tuple[int, int, int, str]],
 ) -> dict[str, Any]:
     """The dealer's screen after an event, drawn as the table's screen draws it."""
     table = fold.table
@@ -356,7 +379,15 @@ def _screen(
         "prompts": due.get("prompts"),
         "next_card": due.get("next_card"),
         "dealer": due.get("dealer") if rnd is not None or last is None else last.get("dealer"),
-        "boxes": box_views(boxes, due, seen, last if settled_now else None, flags),
+        "boxes": box_views(
+            boxes,
+            due,
+            seen,
+            last if settled_now else None,
+            flags,
+            rules=fold.setup.rules,
+            rescues=rescues,
+        ),
         "last_round": last.get("round") if last else None,
         "shown_round": rnd.number if rnd is not None else (last.get("round") if last else None),
     }

@@ -88,6 +88,8 @@ def format_round(doc: dict[str, Any]) -> str:
             out.append(f"  {f['rule']}{box} at event {f['seq']}, {_t(f['at'])}")
             if f.get("words"):
                 out.append(f"      the rule: {f['words']}")
+            if f.get("direction"):
+                out.append(f"      what the rule directs: {f['direction']}")
             out.append(f"      what happened: {f['message']}")
     checks = doc["checks"]
     out.append("")

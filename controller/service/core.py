@@ -50,6 +50,7 @@ from controller.service.view import (
     decision_view,
     describe_event,
     flag_view,
+    rescues_taken,
     supervisor_actions,
     table_actions,
 )
@@ -259,17 +260,10 @@ class TableService:
             self._note_rescue(record)
 
     def _note_rescue(self, record: Mapping[str, Any]) -> None:
-        """Which hand a rescue took back (the settlement's figures alone cannot always say: a
-        rescue and 12.7 both return the double when the dealer makes pontoon)."""
         rnd = self.table.current_round
-        box = rnd.boxes.get(int(record.get("box") or 0)) if rnd is not None else None
-        if rnd is None or box is None:
-            return
-        for i, hand in enumerate(box.hands):
-            wager = hand.wager_of(str(record.get("player")))
-            if wager is not None and wager.rescued:
-                self.rescues.add((rnd.number, box.number, i, wager.player))
-        self.rescues = {r for r in self.rescues if r[0] >= rnd.number - 1}
+        self.rescues |= rescues_taken(rnd, int(record.get("box") or 0), str(record.get("player")))
+        if rnd is not None:
+            self.rescues = {r for r in self.rescues if r[0] >= rnd.number - 1}
 
     def _shown(self, actor: Any) -> str:
         """An actor as the screen names them: a dealer by id, a supervisor by role (the state is

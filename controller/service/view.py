@@ -32,6 +32,23 @@ def flag_view(flag: Mapping[str, Any], round_number: int, words: str, seq: int) 
     }
 
 
+def rescues_taken(
+    rnd: Round | None, box_number: int, player: str
+) -> set[tuple[int, int, int, str]]:
+    """After a ``rescue`` event: the hands (round, box, hand, player) whose double that player
+    took back. The settlement's figures alone cannot always say (a rescue and 12.7 both return
+    the double when the dealer makes pontoon), so the screen and the floor's replay note them."""
+    box = rnd.boxes.get(box_number) if rnd is not None else None
+    if rnd is None or box is None:
+        return set()
+    taken = set()
+    for i, hand in enumerate(box.hands):
+        wager = hand.wager_of(player)
+        if wager is not None and wager.rescued:
+            taken.add((rnd.number, box.number, i, wager.player))
+    return taken
+
+
 def box_views(
     boxes: int,
     due: Mapping[str, Any],
