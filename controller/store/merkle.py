@@ -65,8 +65,24 @@ def root(leaves: Sequence[bytes]) -> bytes:
     return subtree_root(leaves, 0, len(leaves))
 
 
-def inclusion_proof(index: int, leaves: Sequence[bytes], size: int | None = None) -> list[bytes]:
-    """The audit path of leaf ``index`` in the tree of the first ``size`` leaves."""
+def inclusion_proof(
+    index: int,
+    leaves: Sequence[bytes],
+    size: int | None = None,
+    cache: dict[tuple[int, int], bytes] | None = None,
+) -> list[bytes]:
+    """The audit path of leaf ``index`` in the tree of the first ``size`` leaves.
+
+    ``cache`` (a dict kept between calls) keeps the subtree roots computed, so the proofs of
+    many nearby leaves (a round's events) cost about one pass over the tree."""
+    memo: dict[tuple[int, int], bytes] = {} if cache is None else cache
+
+    def sub(lo: int, hi: int) -> bytes:
+        found = memo.get((lo, hi))
+        if found is None:
+            found = memo[(lo, hi)] = subtree_root(leaves, lo, hi)
+        return found
+
     n = len(leaves) if size is None else size
     if not 0 <= index < n <= len(leaves):
         raise ValueError(f"leaf {index} is not in a tree of {n} leaves")
@@ -75,10 +91,10 @@ def inclusion_proof(index: int, leaves: Sequence[bytes], size: int | None = None
     while hi - lo > 1:
         k = _split(hi - lo)
         if index < lo + k:
-            path.append(subtree_root(leaves, lo + k, hi))
+            path.append(sub(lo + k, hi))
             hi = lo + k
         else:
-            path.append(subtree_root(leaves, lo, lo + k))
+            path.append(sub(lo, lo + k))
             lo = lo + k
     path.reverse()  # from the leaf up
     return path
