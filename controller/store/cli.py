@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError
+
 from controller import argtypes
 from controller.store.db import StoreError
 from controller.store.repository import Store
@@ -194,9 +196,22 @@ def _ship(args: argparse.Namespace) -> int:
         return 1
     except StoreError as exc:
         return _error("ship", str(exc))
+    except DBAPIError as exc:  # the floor's own guards (floorctl floor init) refused a row
+        from controller.store.db import describe
+
+        print(f"floorctl ship: refused by the floor: {describe(exc)}", file=sys.stderr)
+        return 1
     for table_id, copied in report.copied.items():
         seq, digest = report.heads[table_id]
-        print(f"table {table_id}: {copied} events copied; floor head event {seq} {digest}")
+        print(
+            f"table {table_id}: {copied} events copied (and {report.signed.get(table_id, 0)} "
+            f"signed heads); floor head event {seq} {digest}"
+        )
+    for table_id in report.unchecked:
+        print(
+            f"table {table_id}: no key registered on the floor: its signatures were not checked",
+            file=sys.stderr,
+        )
     return 0
 
 
