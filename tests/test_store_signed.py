@@ -674,3 +674,32 @@ def test_a_round_no_head_covers_cannot_be_proved(
         == 1
     )
     assert "no signed head covers" in capsys.readouterr().err and not out.exists()
+
+
+def test_the_floors_evidence_of_a_round_carries_its_proof(
+    signed: str,
+    floor_url: str,
+    keys: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from controller.floor.audit import Who
+    from controller.floor.evidence import write_evidence
+    from controller.floor.indexer import Indexer
+    from controller.floor.schema import open_floor
+    from controller.store.proof import check_proof
+
+    assert ship(signed, floor_url, capsys)[0] == 0
+    out = tmp_path / "evidence"
+    with open_floor(floor_url) as floor:
+        Indexer(floor).run_once(["T1"])
+        lines = write_evidence(floor, Who.cli(), "T1", out, number=3)
+    assert any("proof.json" in line for line in lines)
+    doc = json.loads((out / "proof.json").read_text())
+    assert doc["round"] == 3 and check_proof(doc, load_public_key(keys[1])).ok
+    record = json.loads((out / "evidence.json").read_text())
+    assert (
+        record["files"]["proof.json"]
+        == hashlib.sha256((out / "proof.json").read_bytes()).hexdigest()
+    )
+    assert main(["verify-proof", str(out / "proof.json"), "--key", str(keys[1])]) == 0

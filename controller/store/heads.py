@@ -17,6 +17,7 @@ The recorder appends a head at the end of every round, whenever an unsigned even
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -203,6 +204,8 @@ class HeadLog:
         self.frontier = self._frontier()
         self.unsigned_since: float | None = None  # monotonic time of the first unsigned event
         self.failures = 0
+        self._noted: list[tuple[int, str]] = []  # (seq, hash) committed since the last head
+        self._conn: sa.Connection | None = None  # held, as the recorder's writer holds its own
 
     def _frontier(self) -> Frontier:
         head = self.last
@@ -230,10 +233,26 @@ class HeadLog:
     def signed_size(self) -> int:
         return self.frontier.size
 
-    def note(self) -> None:
-        """An event was committed (and is not yet under a head)."""
+    def note(self, seq: int, digest: str) -> None:
+        """Event ``seq`` was committed with hash ``digest`` (and is not yet under a head)."""
         if self.unsigned_since is None:
             self.unsigned_since = time.monotonic()
+        self._noted.append((seq, digest))
+
+    def _new_hashes(self, seq: int) -> list[tuple[int, str]]:
+        """The hashes of events ``frontier.size`` to ``seq``: as the recorder noted them when
+        they run on without a gap, else read back from the store."""
+        first = self.frontier.size
+        noted = [item for item in self._noted if first <= item[0] <= seq]
+        if noted and noted[0][0] == first and noted[-1][0] == seq and len(noted) == seq - first + 1:
+            return noted
+        return list(iter_hashes(self.store, self.table_id, after=first - 1, upto=seq))
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):  # a broken connection: nothing to keep
+                conn.close()
 
     def due(self) -> bool:
         since = self.unsigned_since
@@ -248,7 +267,7 @@ class HeadLog:
         frontier = self.frontier.copy()
         try:
             last = ""
-            for s, h in iter_hashes(self.store, self.table_id, after=frontier.size - 1, upto=seq):
+            for s, h in self._new_hashes(seq):
                 if s != frontier.size:
                     raise StoreError(f"event {frontier.size} is missing from the store")
                 frontier.append(leaf_hash(h))
@@ -266,10 +285,13 @@ class HeadLog:
                 self.clock(),
                 GENESIS if self.last is None else self.last.digest(),
             )
-            with self.store.engine.begin() as conn:
-                conn.execute(sa.insert(HEADS), [head.to_row()])
+            if self._conn is None:
+                self._conn = self.store.engine.connect()
+            with self._conn.begin():
+                self._conn.execute(sa.insert(HEADS), [head.to_row()])
         except Exception as exc:
             self.failures += 1
+            self.close()  # a fresh connection next time
             log.error(
                 "could not append a signed head",
                 table=self.table_id,
@@ -278,6 +300,7 @@ class HeadLog:
             )
             return None
         self.frontier, self.last, self.unsigned_since = frontier, head, None
+        self._noted.clear()
         return head
 
 

@@ -374,7 +374,7 @@ class Recorder:
                 return Recorded(seq, record.hash, False, applied)
             self._seq, self._hash = seq, record.hash
             if self.heads is not None:
-                self.heads.note()
+                self.heads.note(seq, record.hash)
                 if applied.settled is not None or self.heads.due():
                     self._sign_head()
             return Recorded(seq, record.hash, True, applied)
@@ -450,6 +450,8 @@ class Recorder:
                     spool=str(self.spool_path),
                 )
             self.writer.close()
+            if self.heads is not None:
+                self.heads.close()
             if self.spool is not None:
                 self.spool.close()
         self._deliver()
