@@ -703,3 +703,39 @@ def test_the_floors_evidence_of_a_round_carries_its_proof(
         == hashlib.sha256((out / "proof.json").read_bytes()).hexdigest()
     )
     assert main(["verify-proof", str(out / "proof.json"), "--key", str(keys[1])]) == 0
+
+
+def test_events_that_waited_in_the_spool_are_signed_once_they_are_written_back(
+    tmp_path: Path,
+    store_shift_events: Shift,
+    keys: tuple[Path, Path],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import sqlite3
+
+    db = tmp_path / "table.db"
+    events = store_shift_events(2)
+    with Store.open(f"sqlite:///{db}", busy_timeout_ms=20) as store:
+        rec = Recorder.open(
+            store,
+            events[0],
+            retry_every=None,
+            signing_key=load_signing_key(keys[0]),
+            head_every=3600,
+        )
+        for event in events[1:5]:
+            assert rec.record(event).stored
+        other = sqlite3.connect(db, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another process holds the database
+        held = [rec.record(event) for event in events[5:13]]  # round 1 ends at event 12
+        assert not any(r.stored for r in held)
+        other.execute("ROLLBACK")
+        other.close()
+        assert load_heads(store, "T1")[-1].size == 1  # nothing signed while spooling
+        assert rec.flush() is True
+        assert load_heads(store, "T1")[-1].size == 13  # signed as soon as they were written
+        rec.close()
+    logged = capsys.readouterr()  # the recorder's own log of the fault
+    assert "spool" in logged.out + logged.err and "PRIVATE" not in logged.out + logged.err
+    status, doc = verify(capsys, "--db", f"sqlite:///{db}", "--key", str(keys[1]))
+    assert status == 0, doc
