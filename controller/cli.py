@@ -56,6 +56,21 @@ COMMANDS: tuple[Command, ...] = (
     Command("export", "controller.store.cli", "write a surveillance package of an audit store"),
     Command("ship", "controller.store.cli", "copy tables' events to the floor database"),
     Command(
+        "keygen",
+        "controller.store.signcli",
+        "make a table's Ed25519 signing key pair (table.key, table.pub)",
+    ),
+    Command(
+        "prove",
+        "controller.store.signcli",
+        "write one round's events with their proof under the table's signed head",
+    ),
+    Command(
+        "verify-proof",
+        "controller.store.signcli",
+        "check a round's proof with the table's public key, without the log",
+    ),
+    Command(
         "floor",
         "controller.floor.cli",
         "the floor: surveillance and the pit over the floor database",

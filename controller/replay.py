@@ -122,6 +122,9 @@ def _shoes(shoes: list[dict[str, Any]]) -> list[str]:
 
 def _run(args: argparse.Namespace) -> int:
     path = Path(args.scenario)
+    if args.signing_key and not args.db:
+        print("floorctl replay: --signing-key signs a store: give --db URL too", file=sys.stderr)
+        return 2
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -136,10 +139,12 @@ def _run(args: argparse.Namespace) -> int:
 
             objs = [json.loads(line) for line in lines if line.strip()]
             try:
-                doc = record_scenario(args.db, objs)
+                doc = record_scenario(args.db, objs, signing_key=args.signing_key)
             except StoreError as exc:
+                from controller.store.keys import KeyFileError
+
                 print(f"floorctl replay: {exc}", file=sys.stderr)
-                return 1
+                return 2 if isinstance(exc, KeyFileError) else 1
     except ScenarioError as exc:
         print(f"{path}: {exc}", file=sys.stderr)
         return 2
@@ -164,5 +169,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="URL",
         help="record the events into this audit store as a live table would "
         "(sqlite:///table.db or postgresql://...)",
+    )
+    p.add_argument(
+        "--signing-key",
+        metavar="FILE",
+        help="with --db: sign the log with this table.key (floorctl keygen), as a live table "
+        "signs it ([store] signing_key)",
     )
     p.set_defaults(func=_run)

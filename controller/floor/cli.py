@@ -289,8 +289,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     sub = top.add_subparsers(dest="floor_command", metavar="COMMAND")
     sub.required = True
-    # `floorctl floor init` (the floor database's roles): controller.store.roles.register_init
-    # adds it here when the lead wires it in.
+    # `floorctl floor init` (the floor database's roles) and `floor register-key` (a table's
+    # public key, once) are the audit store's own commands.
+    from controller.store.roles import register_init
+
+    register_init(sub)
 
     p = sub.add_parser("serve", help="the floor's web pages (loopback by default)")
     _common(p)

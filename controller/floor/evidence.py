@@ -13,7 +13,11 @@ the machine files.
                        export's manifest (every file's SHA-256 and the table's head hash)
     report.pdf         the same, printable
     evidence.json      what was asked, by whom and when, and the SHA-256 of report.html,
-                       report.pdf and export/manifest.json
+                       report.pdf and export/manifest.json (and proof.json)
+    proof.json         for a round whose end a signed head the floor holds covers: the round's
+                       events with their inclusion proofs under that head (controller.store.
+                       proof); `floorctl verify-proof proof.json --key table.pub` checks it
+                       with the table's public key alone
 
 The machine files are the store's: this package adds readable reports and never a second
 format of the record.
@@ -148,6 +152,7 @@ def _write(
     )
     (out / "report.html").write_text(html, encoding="utf-8")
     evidence_pdf(title, intro, report, rounds, manifest, out / "report.pdf")
+    proved = _write_proof(floor, table_id, rounds, out) if report is None else None
     record = {
         "format": FORMAT,
         "table": table_id,
@@ -165,7 +170,9 @@ def _write(
         "files": {
             name: _sha256(out / name)
             for name in ("report.html", "report.pdf", "export/manifest.json")
+            + (("proof.json",) if proved else ())
         },
+        "proof": proved,
     }
     (out / "evidence.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     return [
@@ -174,7 +181,27 @@ def _write(
         f"the store's export in {machine} ({len(manifest.get('files', {}))} files; head event "
         f"{manifest['tables'][table_id]['head_seq']} {manifest['tables'][table_id]['head_hash']})",
         f"{out / 'evidence.json'} lists the SHA-256 of the reports and of the export's manifest",
+        f"{out / 'proof.json'}: the round's events proved under the table's signed head "
+        f"({proved}); floorctl verify-proof checks it with the table's public key"
+        if proved
+        else "no proof: no signed head the floor holds covers this round's end yet",
     ]
+
+
+def _write_proof(
+    floor: Floor, table_id: str, rounds: list[dict[str, Any]], out: Path
+) -> str | None:
+    """proof.json for one round, when a signed head covers it; what it proves, or None."""
+    from controller.store.db import StoreError
+    from controller.store.proof import prove_round
+
+    try:
+        doc = prove_round(floor.store, table_id, int(rounds[0]["round"]))
+    except StoreError:
+        return None
+    (out / "proof.json").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    head = doc["head"]
+    return f"events {doc['events'][0]['seq']} to {doc['events'][-1]['seq']}, head {head['seq']}"
 
 
 def _recorded_at(conn: Any, table_id: str, seq: int) -> str:

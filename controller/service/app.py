@@ -93,6 +93,7 @@ def open_table(
     spool: bool = True,
     spool_reserve: int = DEFAULT_RESERVE,
     dealers: dict[str, str] | None = None,
+    signing_key: str | None = None,
 ) -> Table:
     """Open the store, restore (or start) the table, and build its service.
 
@@ -101,10 +102,20 @@ def open_table(
 
     The table's spool goes in ``spool_dir`` (default: beside a SQLite database, or systemd's
     ``$STATE_DIRECTORY`` for PostgreSQL); ``spool=False`` runs without one (tests).
+    ``signing_key``: the table's Ed25519 key file (``[store] signing_key``); the table refuses
+    to start when it is missing or unreadable, naming it.
     """
     from controller.store.db import StoreError
     from controller.store.spool import default_spool
 
+    key = None
+    if signing_key is not None:
+        from controller.store.keys import load_signing_key
+
+        try:
+            key = load_signing_key(signing_key)
+        except StoreError as exc:
+            raise StartError(f"[store] signing_key: {exc}") from None
     try:
         store = Store.open(store_url)
     except Exception as exc:
@@ -112,7 +123,9 @@ def open_table(
     try:
         table_id = str(table_line.get("table_id"))
         where = default_spool(store, table_id, spool_dir) if spool else None
-        recorder = Recorder.open(store, table_line, spool=where, spool_reserve=spool_reserve)
+        recorder = Recorder.open(
+            store, table_line, spool=where, spool_reserve=spool_reserve, signing_key=key
+        )
     except (StoreError, ValueError) as exc:
         store.close()
         raise StartError(f"audit store {store.name}: {exc}") from exc
@@ -141,6 +154,7 @@ def build_from_config(cfg: ServiceConfig, *, shoe_port: Transport | None = None)
         spool_dir=cfg.store.spool_dir,
         spool_reserve=cfg.store.spool_reserve_kib * 1024,
         dealers=cfg.dealers,
+        signing_key=cfg.store.signing_key,
     )
     table.web = WebSettings(
         allowed_hosts=cfg.ui.allowed_hosts,

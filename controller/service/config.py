@@ -86,6 +86,7 @@ class StoreConfig:
     url: str = "sqlite:///floorctl.db"
     spool_dir: str | None = None  # the local spool's directory (default: beside SQLite)
     spool_reserve_kib: int = 1024  # kept allocated in the spool for a full disk
+    signing_key: str | None = None  # the table's Ed25519 key (floorctl keygen): signed heads
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,13 @@ def _store_url(v: Any) -> str:
     return text
 
 
+def _key_file(v: Any) -> str:
+    text = _str(v)
+    if not Path(text).is_absolute():
+        raise ValueError("not an absolute path to the table's key (floorctl keygen)")
+    return text
+
+
 Spec = dict[str, tuple[Callable[[Any], Any], Any]]
 
 _SHOE: Spec = {
@@ -243,6 +251,7 @@ _STORE: Spec = {
     "url": (_store_url, _MISSING),
     "spool_dir": (_directory, None),
     "spool_reserve_kib": (_int_range(16, 1 << 20, "a size in KiB"), 1024),
+    "signing_key": (_key_file, None),
 }
 _LOG: Spec = {"level": (_level, "info")}
 _TABLE_KEYS = ("table_id", "game", "boxes", "decks", "min_bet", "max_bet", "rules")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from controller.events import ScenarioError, parse_event
@@ -12,7 +13,9 @@ from controller.store.recorder import Recorder
 from controller.store.repository import Store
 
 
-def record_scenario(db_url: str, events: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def record_scenario(
+    db_url: str, events: Sequence[dict[str, Any]], *, signing_key: Path | str | None = None
+) -> dict[str, Any]:
     """Record a scenario (the table line first) into a store as a live table would.
 
     Each event is chained, applied, and committed with its flags and settlements. Returns
@@ -20,13 +23,19 @@ def record_scenario(db_url: str, events: Sequence[dict[str, Any]]) -> dict[str, 
     this table, its stored events must be the start of the scenario; the rest are recorded
     (so an interrupted recording can be run again).
     Raises ``ScenarioError`` for a malformed line (nothing is stored) and
-    :class:`StoreError` if the store cannot take the events.
+    :class:`StoreError` if the store cannot take the events. With ``signing_key`` (a
+    ``table.key``) the log is signed as a live table signs it: a head at each round's end.
     """
     if not events:
         raise ScenarioError(1, "type", "no events: the table line is missing")
     _setup, setup = setup_body(events[0])
     bodies = [event_body(obj, line)[1] for line, obj in enumerate(events[1:], start=2)]
     table_id = str(setup["table_id"])
+    key = None
+    if signing_key is not None:
+        from controller.store.keys import load_signing_key
+
+        key = load_signing_key(signing_key)  # before the store is touched
     with Store.open(db_url) as store:
         stored = store.records(table_id)
         if stored:
@@ -43,7 +52,7 @@ def record_scenario(db_url: str, events: Sequence[dict[str, Any]]) -> dict[str, 
                         f"({record.body}), which is not line {record.seq + 1} of this scenario"
                     )
         # No spool: this is not a live table, and a store that refuses an event stops it.
-        recorder = Recorder.open(store, setup, spool=None, retry_every=None)
+        recorder = Recorder.open(store, setup, spool=None, retry_every=None, signing_key=key)
         try:
             for seq in range(recorder.seq + 1, len(bodies) + 1):
                 recorder.record(bodies[seq - 1])

@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy.exc import DBAPIError
+
 from controller import argtypes
 
 if TYPE_CHECKING:  # the store's modules import SQLAlchemy: only the command that runs loads them
@@ -75,7 +77,17 @@ def _verify(args: argparse.Namespace) -> int:
 
     if (args.db is None) == (args.dir is None):
         return _error("verify", "give either --db URL or an export DIR")
+    if (args.witness or args.unsigned_tail_ok) and not args.key:
+        return _error("verify", "--witness and --unsigned-tail-ok go with --key table.pub")
+    if args.witness and args.dir is not None:
+        return _error("verify", "--witness checks a store: give --db URL")
+    key = None
+    signed: list[str] = []
     try:
+        if args.key:
+            from controller.store.keys import load_public_key
+
+            key = load_public_key(args.key)
         if args.dir is not None:
             from controller.store.export import verify_export
 
@@ -83,6 +95,11 @@ def _verify(args: argparse.Namespace) -> int:
             if not Path(args.dir).is_dir():
                 return _error("verify", f"{args.dir}: not a directory")
             report = verify_export(Path(args.dir))
+            if report.ok and key is not None:
+                from controller.store.signed import check_export_signed
+
+                report.problem = check_export_signed(Path(args.dir), key)
+                signed.append(f"manifest and heads signed by key {key.key_id[:16]}…")
         else:
             from controller.store.verify import verify_store
 
@@ -90,10 +107,35 @@ def _verify(args: argparse.Namespace) -> int:
                 where = store.name
                 tables = [args.table] if args.table else None
                 report = verify_store(store, tables)
+                if report.ok and key is not None:
+                    signed = _verify_signed(store, report, key, args)
     except StoreError as exc:
         return _error("verify", str(exc))
     _print_report(report, where, args.json)
+    if report.ok and not args.json:
+        for line in signed:
+            print(line)
     return 0 if report.ok else 1
+
+
+def _verify_signed(
+    store: Store, report: VerifyReport, key: Any, args: argparse.Namespace
+) -> list[str]:
+    """``verify --db --key [--witness]``: sets the report's problem; lines to print if OK."""
+    from controller.store.signed import heads_summary, verify_signed
+
+    ids = [t.table_id for t in report.tables]
+    lines = [f"table {t}: {heads_summary(store, t)}, key {key.key_id[:16]}…" for t in ids]
+    lines.append("insert-only triggers: all in force")
+    if args.witness:
+        with Store.open(args.witness, create=False) as floor:
+            report.problem = verify_signed(
+                store, ids, key, witness=floor, tail_ok=args.unsigned_tail_ok
+            )
+            lines.append(f"witness {floor.name}: the log holds all it witnessed")
+    else:
+        report.problem = verify_signed(store, ids, key, tail_ok=args.unsigned_tail_ok)
+    return lines
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -114,6 +156,11 @@ def _export(args: argparse.Namespace) -> int:
                 until=args.until,
                 rounds={args.round} if args.round is not None else None,
             )
+        if args.signing_key and summary.tables:
+            from controller.store.keys import load_signing_key
+            from controller.store.signed import sign_manifest
+
+            sign_manifest(Path(args.out), load_signing_key(args.signing_key))
     except (StoreError, OSError) as exc:
         return _error("export", str(exc))
     if not summary.tables:
@@ -156,9 +203,22 @@ def _ship(args: argparse.Namespace) -> int:
         return 1
     except StoreError as exc:
         return _error("ship", str(exc))
+    except DBAPIError as exc:  # the floor's own guards (floorctl floor init) refused a row
+        from controller.store.db import describe
+
+        print(f"floorctl ship: refused by the floor: {describe(exc)}", file=sys.stderr)
+        return 1
     for table_id, copied in report.copied.items():
         seq, digest = report.heads[table_id]
-        print(f"table {table_id}: {copied} events copied; floor head event {seq} {digest}")
+        print(
+            f"table {table_id}: {copied} events copied (and {report.signed.get(table_id, 0)} "
+            f"signed heads); floor head event {seq} {digest}"
+        )
+    for table_id in report.unchecked:
+        print(
+            f"table {table_id}: no key registered on the floor: its signatures were not checked",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -174,6 +234,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--db", metavar="URL", help="the store: sqlite:///FILE or postgresql://...")
     p.add_argument("--table", help="only this table")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument(
+        "--key",
+        metavar="FILE",
+        help="the table's public key (table.pub): every event must be under a head it signed, "
+        "each head must extend the one before, the triggers must be in force; an export's "
+        "manifest must be signed by it",
+    )
+    p.add_argument(
+        "--witness",
+        metavar="URL",
+        help="with --key: the floor database; fail if the table's log lacks or differs from "
+        "anything the floor witnessed",
+    )
+    p.add_argument(
+        "--unsigned-tail-ok",
+        action="store_true",
+        help="with --key: accept events after the last signed head (a table still playing)",
+    )
     p.set_defaults(func=_verify)
 
     p = subparsers.add_parser(
@@ -190,6 +268,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--until", type=iso_instant, metavar="ISO", help="up to this time")
     p.add_argument(
         "--round", type=argtypes.positive_int, metavar="N", help="also print round N's timeline"
+    )
+    p.add_argument(
+        "--signing-key",
+        metavar="FILE",
+        help="sign the manifest with this key (the table's table.key): manifest.sig",
     )
     p.set_defaults(func=_export)
 

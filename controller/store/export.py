@@ -12,6 +12,9 @@ Layout of ``--out DIR``::
     <table>/flags.csv           the flags raised within the window
     <table>/shoes.csv           the shoes loaded within the window
     <table>/timelines/round-NNNN.txt   each such round's timeline, event by event
+    <table>/heads.json          the table's signed heads over these events (and a consistency
+                                proof to the next head), see :mod:`controller.store.signed`
+    manifest.sig                with ``--signing-key``: Ed25519 signature over manifest.json
 
 The scenario always starts at the table line, so the chain can be re-verified from its
 start and a replay gives the table's state exactly; ``--since``/``--until`` (ISO 8601, on
@@ -151,6 +154,9 @@ def export(
         for name, cols in DERIVED_COLUMNS.items():
             _write_csv(tdir / f"{name}.csv", tuple(c for c, _ in cols), getattr(stored, name))
         written_rounds = _write_timelines(tdir / "timelines", records, first, last, rounds)
+        from controller.store.signed import write_heads
+
+        write_heads(store, tdir, tid, records)  # the signed heads over them (issue 12)
         for path in sorted(tdir.rglob("*")):
             if path.is_file():
                 files[path.relative_to(out).as_posix()] = _sha256(path)

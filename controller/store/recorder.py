@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from sqlalchemy.exc import IntegrityError
@@ -47,6 +47,10 @@ from controller.store.repository import Derived, Store, table_row_for
 from controller.store.restore import replay_table
 from controller.store.spool import DEFAULT_RESERVE, Spool, default_spool
 from controller.store.writer import Writer
+
+if TYPE_CHECKING:
+    from controller.store.heads import HeadLog
+    from controller.store.keys import SigningKey
 
 log = structlog.get_logger("floorctl.store")
 
@@ -139,6 +143,8 @@ class Recorder:
         self._closed = False
         self._wake = threading.Event()
         self._retry_thread: threading.Thread | None = None
+        self.heads: HeadLog | None = None  # with a signing key: the signed heads (issue 12)
+        self._head_thread: threading.Thread | None = None
 
     @property
     def spool_path(self) -> Path | None:
@@ -158,6 +164,8 @@ class Recorder:
         clock: Callable[[], str] = utc_now,
         on_status: Callable[[StoreStatus], None] | None = None,
         retry_every: float | None = 1.0,
+        signing_key: SigningKey | None = None,
+        head_every: float | None = None,
     ) -> Recorder:
         """Start a new table from its table line, or restart one from the store.
 
@@ -167,6 +175,10 @@ class Recorder:
         spool, so any database fault refuses events). Raises :class:`StoreError` if the
         stored chain does not verify or the table line cannot be made durable, and
         ``ScenarioError`` if the table line is malformed.
+
+        With ``signing_key`` the recorder appends signed heads of the table's Merkle log (see
+        :mod:`controller.store.heads`): at each round's end, once an event has waited
+        ``head_every`` seconds (default ``HEAD_EVERY``, 60), and at close.
         """
         body: dict[str, Any] | None = None
         if table_line is not None:
@@ -190,6 +202,16 @@ class Recorder:
                 on_status=on_status,
                 retry_every=retry_every,
             )
+            if signing_key is not None:
+                from controller.store.heads import HEAD_EVERY, HeadLog
+
+                rec.heads = HeadLog(
+                    store,
+                    table_id,
+                    signing_key,
+                    clock=clock,
+                    every=HEAD_EVERY if head_every is None else head_every,
+                )
             rec._adopt(spooled)
             if rec._seq < 0:
                 assert body is not None
@@ -202,6 +224,8 @@ class Recorder:
             rec._flush_pending()
             if rec._state != "ok":
                 rec._start_retry()
+            rec._sign_head()
+        rec._start_heads()
         rec._deliver()
         if spooled:
             log.warning(
@@ -349,6 +373,10 @@ class Recorder:
                 self._seq, self._hash = seq, record.hash
                 return Recorded(seq, record.hash, False, applied)
             self._seq, self._hash = seq, record.hash
+            if self.heads is not None:
+                self.heads.note(seq, record.hash)
+                if applied.settled is not None or self.heads.due():
+                    self._sign_head()
             return Recorded(seq, record.hash, True, applied)
 
     def _break(self, reason: str) -> str:
@@ -411,6 +439,7 @@ class Recorder:
         except Exception as exc:
             log.error("store: last flush failed", table=self.table_id, error=str(exc))
         with self._lock:
+            self._sign_head()
             self._closed = True
             self._wake.set()
             if self._pending:
@@ -421,6 +450,8 @@ class Recorder:
                     spool=str(self.spool_path),
                 )
             self.writer.close()
+            if self.heads is not None:
+                self.heads.close()
             if self.spool is not None:
                 self.spool.close()
         self._deliver()
@@ -465,6 +496,8 @@ class Recorder:
             )
         if state != "ok":
             self._start_retry()
+        else:
+            self._sign_head()  # the spooled events are in the database: sign them
         self._notify()
 
     # ----- coming back --------------------------------------------------------------------
@@ -577,6 +610,41 @@ class Recorder:
         self.fold = fold
         self._stale = False
         self._notify()
+
+    # ----- signed heads -------------------------------------------------------------------
+
+    def _sign_head(self) -> None:
+        """Append a signed head over everything in the database, if there is anything new
+        (never while events wait in the spool: the head is over the database's log)."""
+        with self._lock:
+            heads = self.heads
+            if heads is None or self._closed or self._pending or self._stale:
+                return
+            if self._state != "ok" or self._broken is not None or self._seq < 0:
+                return
+            heads.sign(self._seq, self._hash)
+
+    def _start_heads(self) -> None:
+        """The timer that signs a head once an event has waited ``every`` seconds."""
+        heads = self.heads
+        if heads is None or self._head_thread is not None:
+            return
+        period = max(0.05, min(1.0, heads.every / 4))
+
+        def loop() -> None:
+            while not self._wake.wait(period):
+                if self._closed:
+                    return
+                if heads.due():
+                    try:
+                        self._sign_head()
+                    except Exception as exc:
+                        log.error("signing a head failed", table=self.table_id, error=str(exc))
+
+        self._head_thread = threading.Thread(
+            target=loop, name=f"store-heads-{self.table_id}", daemon=True
+        )
+        self._head_thread.start()
 
     # ----- the spool ----------------------------------------------------------------------
 

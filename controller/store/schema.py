@@ -102,6 +102,35 @@ class SettlementRow(SQLModel, table=True):
     net: str = Field(max_length=32)
 
 
+class HeadRow(SQLModel, table=True):
+    """A signed head of a table's Merkle log (see :mod:`controller.store.heads`)."""
+
+    __tablename__ = "heads"
+
+    table_id: str = Field(primary_key=True, max_length=64)
+    seq: int = Field(primary_key=True)  # 0, 1, 2, ...: the heads of a table, in order
+    size: int  # leaves under it: events 0 .. size - 1
+    root: str = Field(max_length=64)  # the Merkle root of those leaves
+    chain_head: str = Field(max_length=64)  # the record hash of event size - 1
+    signed_at: str = Field(max_length=40)  # ISO 8601 UTC
+    prev: str = Field(max_length=64)  # SHA-256 of the previous head's signed statement
+    key_id: str = Field(max_length=64)  # SHA-256 of the signing key's raw public bytes
+    signature: str = Field(max_length=128)  # Ed25519, base64, over the statement
+    frontier: str = Field(sa_type=Text)  # JSON: the tree's compact range (unsigned, checked)
+
+
+class TableKeyRow(SQLModel, table=True):
+    """The floor's registry: each table's public key, registered once by a named supervisor."""
+
+    __tablename__ = "table_keys"
+
+    table_id: str = Field(primary_key=True, max_length=64)
+    key_id: str = Field(max_length=64)
+    public_key: str = Field(sa_type=Text)  # PEM
+    registered_by: str = Field(max_length=64)
+    registered_at: str = Field(max_length=40)
+
+
 def table(name: str) -> SATable:
     """The SQLAlchemy Core table of one of the models above, by table name."""
     return SQLModel.metadata.tables[name]
@@ -113,6 +142,8 @@ ROUNDS: SATable = table("rounds")
 EVENTS: SATable = table("events")
 FLAGS: SATable = table("flags")
 SETTLEMENTS: SATable = table("settlements")
+HEADS: SATable = table("heads")
+TABLE_KEYS: SATable = table("table_keys")
 
 # Every table of the store, in the order a copy must respect (all are insert-only).
 ALL_TABLES: tuple[SATable, ...] = (TABLES, EVENTS, SHOES, ROUNDS, FLAGS, SETTLEMENTS)

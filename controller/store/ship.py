@@ -7,6 +7,10 @@ Rows are keyed by (table, sequence): a row already on the floor is left as it is
 twice copies nothing twice, and a cut
 (network, power, kill) is resumed by shipping again. A source chain that does not verify, or a
 floor copy that has diverged from the source, is refused.
+
+The table's signed heads go over with its events (see :mod:`controller.store.witness`); when
+the floor's registry holds the table's key, a source whose heads it does not check is refused,
+and only the events under the last signed head are shipped.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from controller.store.db import StoreError
 from controller.store.repository import Store
 from controller.store.schema import EVENTS, FLAGS, ROUNDS, SETTLEMENTS, SHOES, TABLES
 from controller.store.verify import verify_table
+from controller.store.witness import SignatureRefused, copy_heads, ship_limit
 
 
 class ShipRefused(StoreError):
@@ -33,6 +38,8 @@ class ShipRefused(StoreError):
 class ShipReport:
     copied: dict[str, int] = field(default_factory=dict)  # table -> events copied this time
     heads: dict[str, tuple[int, str]] = field(default_factory=dict)  # table -> floor head
+    signed: dict[str, int] = field(default_factory=dict)  # table -> signed heads copied
+    unchecked: list[str] = field(default_factory=list)  # tables with no key on the floor
 
 
 def ship(
@@ -59,6 +66,14 @@ def ship(
                 problem,
             )
         src_head = checked.head_seq, checked.head_hash
+        try:
+            limit = ship_limit(src, dst, table_id)
+        except SignatureRefused as exc:
+            raise ShipRefused(f"nothing of table {table_id} shipped: {exc}", exc.problem) from exc
+        if limit is None:
+            report.unchecked.append(table_id)
+        elif limit[0] < src_head[0]:
+            src_head = limit
         floor = dst.head(table_id)
         start = -1
         if floor is not None:
@@ -74,7 +89,7 @@ def ship(
             start = seq
         copied = 0
         while start < src_head[0]:
-            batch = src.records(table_id, after=start, upto=start + batch_size)
+            batch = src.records(table_id, after=start, upto=min(start + batch_size, src_head[0]))
             if not batch:
                 break
             first, last = batch[0].seq, batch[-1].seq
@@ -97,6 +112,10 @@ def ship(
             start = last
             if after_batch is not None:
                 after_batch(table_id, last)
+        try:
+            report.signed[table_id] = copy_heads(src, dst, table_id, src_head[0])
+        except StoreError as exc:
+            raise ShipRefused(str(exc)) from exc
         floor = dst.head(table_id)
         if floor != src_head:
             raise ShipRefused(

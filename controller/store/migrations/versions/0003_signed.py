@@ -1,0 +1,68 @@
+"""Signed heads of each table's Merkle log, and the floor's registry of table keys.
+
+Both insert-only, like the rest of the store (issue 12).
+
+Revision ID: 0003_signed
+Revises: 0001
+Create Date: 2026-12-01
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0003_signed"
+down_revision: str | None = "0001"
+branch_labels: str | None = None
+depends_on: str | None = None
+
+INSERT_ONLY = ("heads", "table_keys")
+
+
+def upgrade() -> None:
+    op.create_table(
+        "heads",
+        sa.Column("table_id", sa.String(64), primary_key=True),
+        sa.Column("seq", sa.Integer(), primary_key=True, autoincrement=False),
+        sa.Column("size", sa.Integer(), nullable=False),
+        sa.Column("root", sa.String(64), nullable=False),
+        sa.Column("chain_head", sa.String(64), nullable=False),
+        sa.Column("signed_at", sa.String(40), nullable=False),
+        sa.Column("prev", sa.String(64), nullable=False),
+        sa.Column("key_id", sa.String(64), nullable=False),
+        sa.Column("signature", sa.String(128), nullable=False),
+        sa.Column("frontier", sa.Text(), nullable=False),
+    )
+    op.create_table(
+        "table_keys",
+        sa.Column("table_id", sa.String(64), primary_key=True),
+        sa.Column("key_id", sa.String(64), nullable=False),
+        sa.Column("public_key", sa.Text(), nullable=False),
+        sa.Column("registered_by", sa.String(64), nullable=False),
+        sa.Column("registered_at", sa.String(40), nullable=False),
+    )
+    dialect = op.get_bind().dialect.name
+    if dialect == "sqlite":
+        for name in INSERT_ONLY:
+            for verb in ("UPDATE", "DELETE"):
+                op.execute(
+                    f"CREATE TRIGGER {name}_no_{verb.lower()} BEFORE {verb} ON {name} "
+                    f"BEGIN SELECT RAISE(ABORT, '{name} is append-only: {verb} refused'); END"
+                )
+    elif dialect == "postgresql":
+        for name in INSERT_ONLY:  # floorctl_insert_only() is the initial migration's
+            op.execute(
+                f"CREATE TRIGGER {name}_no_change BEFORE UPDATE OR DELETE ON {name} "
+                "FOR EACH ROW EXECUTE FUNCTION floorctl_insert_only()"
+            )
+            op.execute(
+                f"CREATE TRIGGER {name}_no_truncate BEFORE TRUNCATE ON {name} "
+                "FOR EACH STATEMENT EXECUTE FUNCTION floorctl_insert_only()"
+            )
+    else:
+        raise RuntimeError(f"audit store: unsupported database {dialect!r}")
+
+
+def downgrade() -> None:
+    raise RuntimeError("the audit store is append-only: its schema is never downgraded")

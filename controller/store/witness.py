@@ -1,0 +1,191 @@
+"""The floor as witness of each table's signed log.
+
+``ship`` copies a table's signed heads to the floor with its events. The floor database keeps
+a registry of each table's public key (``table_keys``: registered once, by a named supervisor,
+with ``floorctl floor register-key``; insert-only, and the writer role may only read it). Once
+a table's key is registered, ``ship`` refuses a source whose heads are not signed by it, and
+copies only events under a signed head; a floor prepared with ``floorctl floor init`` also
+refuses, in the database, a head naming another key and events of a table with no key.
+
+What the floor holds is *witnessed*: :func:`check_witness` fails when the table's log lacks
+any of it or differs from it (``floorctl verify --db TABLE --key table.pub --witness FLOOR``).
+An attacker with root on the table PC holds its key and can rewrite and re-sign the table's
+own log, but not the floor's copy: what they can remove unseen is what was not yet shipped.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+
+from controller.store.chain import Problem
+from controller.store.db import StoreError
+from controller.store.heads import Head, check_heads, iter_hashes, load_heads
+from controller.store.keys import PublicKey, public_key_from_pem
+from controller.store.repository import Store
+from controller.store.schema import HEADS, TABLE_KEYS
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def registered_key(store: Store, table_id: str) -> PublicKey | None:
+    """The public key the floor's registry holds for a table, or None."""
+    with store.engine.connect() as conn:
+        row = conn.execute(
+            sa.select(TABLE_KEYS.c.public_key, TABLE_KEYS.c.key_id).where(
+                TABLE_KEYS.c.table_id == table_id
+            )
+        ).first()
+    if row is None:
+        return None
+    key = public_key_from_pem(str(row[0]), f"{store.name}: table_keys[{table_id}]")
+    if key.key_id != row[1]:
+        raise StoreError(f"{store.name}: the registered key of table {table_id} is corrupt")
+    return key
+
+
+def register_key(store: Store, table_id: str, key: PublicKey, by: str) -> None:
+    """Register a table's public key on the floor, once; raises StoreError if it already is."""
+    if not by.strip():
+        raise StoreError("a table's key is registered by a named supervisor (--by NAME)")
+    try:
+        with store.engine.begin() as conn:
+            conn.execute(
+                sa.insert(TABLE_KEYS),
+                [
+                    {
+                        "table_id": table_id,
+                        "key_id": key.key_id,
+                        "public_key": key.pem(),
+                        "registered_by": by,
+                        "registered_at": _now(),
+                    }
+                ],
+            )
+    except IntegrityError:
+        held = registered_key(store, table_id)
+        same = held is not None and held.key_id == key.key_id
+        raise StoreError(
+            f"{store.name}: table {table_id} already has a registered key"
+            + (" (this one)" if same else f" ({held.key_id[:16]}…)" if held else "")
+            + ": a table's key is registered once"
+        ) from None
+
+
+def ship_limit(src: Store, dst: Store, table_id: str) -> tuple[int, str] | None:
+    """With a key registered on the floor: check the source's heads with it (ShipRefused-worthy
+    problems raise StoreError) and return the last signed (seq, hash) to ship up to. None when
+    the floor has no key for the table (its events are shipped unchecked)."""
+    key = registered_key(dst, table_id)
+    if key is None:
+        return None
+    heads = load_heads(src, table_id)
+    problem = check_heads(table_id, heads, iter_hashes(src, table_id), key, tail_ok=True)
+    if problem is not None:
+        raise SignatureRefused(
+            f"the floor's registered key for table {table_id} does not check its log: {problem}",
+            problem,
+        )
+    return heads[-1].size - 1, heads[-1].chain_head
+
+
+class SignatureRefused(StoreError):
+    def __init__(self, message: str, problem: Problem) -> None:
+        super().__init__(message)
+        self.problem = problem
+
+
+def copy_heads(src: Store, dst: Store, table_id: str, upto: int) -> int:
+    """Copy the source's heads over events the floor holds (up to ``upto``); raises StoreError
+    when a head the floor holds is not the source's. Returns how many were copied."""
+    mine = load_heads(src, table_id)
+    theirs = load_heads(dst, table_id)
+    by_seq = {h.seq: h for h in mine}
+    for head in theirs:
+        ours = by_seq.get(head.seq)
+        if ours is None or ours.public() != head.public():
+            raise StoreError(
+                f"{dst.name} holds signed head {head.seq} of table {table_id}, which "
+                f"{src.name} "
+                + ("lacks" if ours is None else "holds otherwise")
+                + ": the copies have parted"
+            )
+    start = theirs[-1].seq if theirs else -1
+    new = [h.to_row() for h in mine if h.seq > start and h.size - 1 <= upto]
+    if new:
+        with dst.engine.begin() as conn:
+            conn.execute(dst.insert_ignore_statement(HEADS), new)
+    return len(new)
+
+
+def _first_difference(table: Store, floor: Store, table_id: str) -> tuple[int, str] | None:
+    """The first event the floor holds that the table lacks or holds otherwise."""
+    mine = iter_hashes(table, table_id)
+    for seq, digest in iter_hashes(floor, table_id):
+        ours = next(mine, None)
+        while ours is not None and ours[0] < seq:
+            ours = next(mine, None)
+        if ours is None or ours[0] != seq:
+            return seq, "deleted"
+        if ours[1] != digest:
+            return seq, "edited"
+    return None
+
+
+def check_witness(table: Store, floor: Store, table_id: str, key: PublicKey) -> Problem | None:
+    """Whether the table's log holds everything the floor witnessed of it, as witnessed."""
+    held = registered_key(floor, table_id)
+    if held is not None and held.key_id != key.key_id:
+        return Problem(
+            table_id,
+            0,
+            "witness",
+            f"the floor registered key {held.key_id[:16]}… for this table, not {key.key_id[:16]}…",
+        )
+    witnessed = load_heads(floor, table_id)
+    if not witnessed and floor.head(table_id) is None:
+        return Problem(
+            table_id, 0, "witness", f"the floor {floor.name} holds nothing of this table"
+        )
+    for head in witnessed:
+        if not head.signed_by(key):
+            return Problem(
+                table_id,
+                0,
+                "witness",
+                f"the floor's copy of head {head.seq} is not signed by key {key.key_id[:16]}…",
+            )
+    differs = _first_difference(table, floor, table_id)
+    if differs is not None:
+        seq, kind = differs
+        under = next((h for h in witnessed if h.size > seq), None)
+        signed = f", under signed head {under.seq}" if under is not None else ""
+        what = (
+            "is missing from the table's log"
+            if kind == "deleted"
+            else "differs in the table's log from the copy"
+        )
+        return Problem(
+            table_id,
+            seq,
+            kind,
+            f"event {seq}, which the floor witnessed{signed}, {what}"
+            + (" the floor holds" if kind == "edited" else ""),
+        )
+    mine = {h.seq: h for h in load_heads(table, table_id)}
+    for head in witnessed:
+        ours: Head | None = mine.get(head.seq)
+        if ours is None or ours.public() != head.public():
+            return Problem(
+                table_id,
+                head.size - 1,
+                "head",
+                f"signed head {head.seq}, which the floor witnessed, is "
+                + ("missing from" if ours is None else "not the one in")
+                + " the table's log",
+            )
+    return None
