@@ -13,11 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.exc import DBAPIError
-
 from controller import argtypes
 
 if TYPE_CHECKING:  # the store's modules import SQLAlchemy: only the command that runs loads them
+    from controller.store.repository import Store
     from controller.store.verify import VerifyReport
 
 
@@ -122,6 +121,7 @@ def _verify_signed(
     store: Store, report: VerifyReport, key: Any, args: argparse.Namespace
 ) -> list[str]:
     """``verify --db --key [--witness]``: sets the report's problem; lines to print if OK."""
+    from controller.store.repository import Store
     from controller.store.signed import heads_summary, verify_signed
 
     ids = [t.table_id for t in report.tables]
@@ -186,6 +186,8 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _ship(args: argparse.Namespace) -> int:
+    from sqlalchemy.exc import DBAPIError
+
     from controller.store.db import StoreError
     from controller.store.repository import Store
     from controller.store.ship import ShipRefused, ship
