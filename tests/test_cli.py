@@ -61,7 +61,15 @@ def _imported_after(argv: list[str]) -> tuple[int, list[str]]:
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], ["replay", "--help"], ["shoe", "--help"], ["shoe", "listen", "--help"]],
+    [
+        ["--help"],
+        ["replay", "--help"],
+        ["shoe", "--help"],
+        ["shoe", "listen", "--help"],
+        ["verify", "--help"],
+        ["export", "--help"],
+        ["ship", "--help"],
+    ],
     ids=lambda a: " ".join(a),
 )
 def test_light_commands_load_no_heavy_library(argv: list[str]) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from controller.cli import main
+from controller.sim.player import suit_class
 from controller.sim.runner import ProgressBar, SimConfig, run
 from controller.sim.stats import Tally
 from controller.sim.strategy import strategy_path
@@ -202,3 +203,27 @@ def test_money_counts_of_one_round_worked_by_hand() -> None:
     assert (c["won"], c["lost"], c["pushed"], c["rescued"]) == (1, 0, 1, 1)
     assert (c["win"], c["push"]) == (1, 2)  # the hands' outcomes by total, as before
     assert p.tally.net == D(0)
+
+
+@pytest.mark.parametrize(
+    ("cards", "klass"),
+    [
+        (["6H", "7D", "8H"], "mixed"),
+        (["6S", "7S", "8H"], "mixed"),  # two spades are not "all spades"
+        (["7C", "7C", "7C"], "suited"),
+        (["8D", "6D", "7D"], "suited"),
+        (["7S", "7S", "7S"], "spades"),
+        (["6S", "8S", "7S"], "spades"),
+    ],
+)
+def test_three_card_hands_by_the_suit_classes_of_11_1(cards: list[str], klass: str) -> None:
+    assert suit_class(cards) == klass
+
+
+def test_suit_classes_and_tied_rescues_partition_their_counts(pontoon_run: Tally) -> None:
+    d = figures(pontoon_run)["frequencies"]
+    for shape in ("six_seven_eight", "seven_seven_seven"):
+        parts = [d[f"{shape}_{k}"]["count"] for k in ("mixed", "suited", "spades")]
+        assert sum(parts) == d[shape]["count"]
+    assert d["six_seven_eight_mixed"]["count"] > 0  # the run is long enough to show them
+    assert 0 < d["rescued_tie"]["count"] < d["rescued"]["count"]

@@ -29,7 +29,13 @@ LABELS: tuple[tuple[str, str], ...] = (
     ("six_card_21", "6-card 21"),
     ("seven_plus_card_21", "7+-card 21"),
     ("six_seven_eight", "6-7-8"),
+    ("six_seven_eight_mixed", "  mixed suits"),
+    ("six_seven_eight_suited", "  one suit (not S)"),
+    ("six_seven_eight_spades", "  all spades"),
     ("seven_seven_seven", "7-7-7"),
+    ("seven_seven_seven_mixed", "  mixed suits"),
+    ("seven_seven_seven_suited", "  one suit (not S)"),
+    ("seven_seven_seven_spades", "  all spades"),
     ("super_bonus", "Super Bonus"),
     ("dealer_bust", "dealer bust"),
     ("dealer_natural", "dealer {natural}"),
@@ -52,6 +58,7 @@ MONEY_LABELS: tuple[tuple[str, str], ...] = (
     ("pushed", "money pushed"),
     ("surrendered", "money surrendered"),
     ("rescued", "money rescued"),
+    ("rescued_tie", "  tied the dealer"),
 )
 
 

@@ -32,6 +32,18 @@ from controller.sim.shoe import SimShoe
 from controller.sim.stats import Tally
 from controller.sim.strategy import Strategy, load_strategy
 
+# Three-card hands by their sorted ranks, counted by suit class as 11.1 pays them.
+THREE_CARD_SHAPES: Final = {"678": "six_seven_eight", "777": "seven_seven_seven"}
+
+
+def suit_class(cards: list[str]) -> str:
+    """11.1's three suit classes: "mixed", "suited" (one suit, not spades) or "spades"."""
+    suits = {c[1] for c in cards}
+    if len(suits) > 1:
+        return "mixed"
+    return "spades" if suits == {"S"} else "suited"
+
+
 BOX: Final = 1
 PLAYER: Final = "sim"
 PLAY_ACTIONS: Final = frozenset({Kind.STAND, Kind.HIT, Kind.DOUBLE, Kind.SPLIT, Kind.SURRENDER})
@@ -264,6 +276,8 @@ class RoundPlayer:
             if s.kind == "hand":  # what the money on the hand did
                 if s.hand in self._rescued:
                     counts["rescued"] += 1
+                    if hands[s.hand]["outcome"] == "push":
+                        counts["rescued_tie"] += 1
                 elif hands[s.hand]["outcome"] == "surrender":
                     counts["surrendered"] += 1
                 elif row_net > 0:
@@ -297,11 +311,10 @@ class RoundPlayer:
                 elif n >= 7:
                     counts["seven_plus_card_21"] += 1
             if n == 3:
-                ranks = "".join(sorted(c[0] for c in cards))
-                if ranks == "678":
-                    counts["six_seven_eight"] += 1
-                elif ranks == "777":
-                    counts["seven_seven_seven"] += 1
+                shape = THREE_CARD_SHAPES.get("".join(sorted(c[0] for c in cards)))
+                if shape is not None:
+                    counts[shape] += 1
+                    counts[f"{shape}_{suit_class(cards)}"] += 1
         dealer = result.dealer
         if result.dealer_total > 21:
             counts["dealer_bust"] += 1

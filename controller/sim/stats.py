@@ -22,8 +22,14 @@ CATEGORIES: tuple[str, ...] = (
     "five_card_21",  # a hand of exactly 5 cards totalling 21
     "six_card_21",
     "seven_plus_card_21",
-    "six_seven_eight",  # a three-card hand 6-7-8
-    "seven_seven_seven",  # a three-card hand 7-7-7
+    "six_seven_eight",  # a three-card hand 6-7-8, of any suits
+    "six_seven_eight_mixed",  # ... by suit class (11.1): mixed suits,
+    "six_seven_eight_suited",  # one suit, not spades,
+    "six_seven_eight_spades",  # all spades
+    "seven_seven_seven",  # a three-card hand 7-7-7, and the same three classes
+    "seven_seven_seven_mixed",
+    "seven_seven_seven_suited",
+    "seven_seven_seven_spades",
     "super_bonus",  # a super_bonus settlement row was paid (11.2)
     "dealer_bust",  # the dealer's total went over 21
     "dealer_natural",
@@ -40,6 +46,7 @@ CATEGORIES: tuple[str, ...] = (
     "pushed",  # exactly the stake,
     "surrendered",  # half back (9.5) or none (a dealer natural),
     "rescued",  # the double back and the original forfeit (12.8)
+    "rescued_tie",  # a rescued hand whose total tied the dealer's: still only the double back
 )
 HAND_CATEGORIES = frozenset(
     {
@@ -48,7 +55,13 @@ HAND_CATEGORIES = frozenset(
         "six_card_21",
         "seven_plus_card_21",
         "six_seven_eight",
+        "six_seven_eight_mixed",
+        "six_seven_eight_suited",
+        "six_seven_eight_spades",
         "seven_seven_seven",
+        "seven_seven_seven_mixed",
+        "seven_seven_seven_suited",
+        "seven_seven_seven_spades",
         "double",
         "split",
         "surrender",
@@ -61,6 +74,7 @@ HAND_CATEGORIES = frozenset(
         "pushed",
         "surrendered",
         "rescued",
+        "rescued_tie",
     }
 )
 MAX_FLAG_SAMPLES = 5

@@ -11,14 +11,14 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import DBAPIError
 
 from controller import argtypes
-from controller.store.db import StoreError
-from controller.store.repository import Store
-from controller.store.verify import VerifyReport
+
+if TYPE_CHECKING:  # the store's modules import SQLAlchemy: only the command that runs loads them
+    from controller.store.verify import VerifyReport
 
 
 def _error(command: str, message: str) -> int:
@@ -72,6 +72,9 @@ def _print_report(report: VerifyReport, where: str, as_json: bool) -> None:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from controller.store.db import StoreError
+    from controller.store.repository import Store
+
     if (args.db is None) == (args.dir is None):
         return _error("verify", "give either --db URL or an export DIR")
     if (args.witness or args.unsigned_tail_ok) and not args.key:
@@ -136,7 +139,9 @@ def _verify_signed(
 
 
 def _export(args: argparse.Namespace) -> int:
+    from controller.store.db import StoreError
     from controller.store.export import export
+    from controller.store.repository import Store
 
     out = Path(args.out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -181,6 +186,8 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _ship(args: argparse.Namespace) -> int:
+    from controller.store.db import StoreError
+    from controller.store.repository import Store
     from controller.store.ship import ShipRefused, ship
 
     try:
