@@ -13,11 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.exc import DBAPIError
-
 from controller import argtypes
 
 if TYPE_CHECKING:  # the store's modules import SQLAlchemy: only the command that runs loads them
+    from controller.store.repository import Store
     from controller.store.verify import VerifyReport
 
 
@@ -122,6 +121,7 @@ def _verify_signed(
     store: Store, report: VerifyReport, key: Any, args: argparse.Namespace
 ) -> list[str]:
     """``verify --db --key [--witness]``: sets the report's problem; lines to print if OK."""
+    from controller.store.repository import Store
     from controller.store.signed import heads_summary, verify_signed
 
     ids = [t.table_id for t in report.tables]
@@ -186,7 +186,9 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _ship(args: argparse.Namespace) -> int:
-    from controller.store.db import StoreError
+    from sqlalchemy.exc import DBAPIError
+
+    from controller.store.db import StoreError, describe
     from controller.store.repository import Store
     from controller.store.ship import ShipRefused, ship
 
@@ -204,8 +206,6 @@ def _ship(args: argparse.Namespace) -> int:
     except StoreError as exc:
         return _error("ship", str(exc))
     except DBAPIError as exc:  # the floor's own guards (floorctl floor init) refused a row
-        from controller.store.db import describe
-
         print(f"floorctl ship: refused by the floor: {describe(exc)}", file=sys.stderr)
         return 1
     for table_id, copied in report.copied.items():
