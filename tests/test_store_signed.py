@@ -739,3 +739,13 @@ def test_events_that_waited_in_the_spool_are_signed_once_they_are_written_back(
     assert "spool" in logged.out + logged.err and "PRIVATE" not in logged.out + logged.err
     status, doc = verify(capsys, "--db", f"sqlite:///{db}", "--key", str(keys[1]))
     assert status == 0, doc
+
+
+def test_a_witness_that_holds_nothing_of_the_table_fails(
+    signed: str, floor_url: str, keys: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Store.open(floor_url):
+        pass
+    status, doc = verify(capsys, "--db", signed, "--key", str(keys[1]), "--witness", floor_url)
+    assert status == 1 and problem(doc) == (0, "witness"), doc
+    assert "holds nothing of this table" in doc["problem"]["message"]
