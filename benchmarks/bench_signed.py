@@ -205,7 +205,7 @@ def bench_proof(directory: Path, n: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--appends", type=int, default=3000)
+    parser.add_argument("--appends", type=int, default=10_000)
     parser.add_argument("--verify-events", type=int, default=200_000)
     parser.add_argument("--proof-events", type=int, default=1_000_000)
     parser.add_argument("--skip-pg", action="store_true")

@@ -69,6 +69,9 @@ def _imported_after(argv: list[str]) -> tuple[int, list[str]]:
         ["verify", "--help"],
         ["export", "--help"],
         ["ship", "--help"],
+        ["keygen", "--help"],
+        ["prove", "--help"],
+        ["verify-proof", "--help"],
     ],
     ids=lambda a: " ".join(a),
 )

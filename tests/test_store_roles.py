@@ -177,3 +177,58 @@ def test_the_table_service_and_ship_work_as_the_writer_and_the_floor_refuses_str
             "%(chain_head)s, %(signed_at)s, %(prev)s, %(key_id)s, %(signature)s, %(frontier)s)",
             head,
         )
+
+
+def test_the_floors_service_runs_as_the_owner_after_init(
+    floor_db: dict[str, str],
+    store_sqlite_url: str,
+    store_shift_events: Shift,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from controller.floor.indexer import Indexer
+    from controller.floor.schema import open_floor
+
+    init(floor_db, capsys)
+    private, public, _key = generate_pair(tmp_path / "keys")
+    assert (
+        main(
+            [
+                "floor",
+                "register-key",
+                "--db",
+                floor_db["owner_url"],
+                "--table",
+                "T1",
+                "--key",
+                str(public),
+                "--by",
+                "sup-anna",
+            ]
+        )
+        == 0
+    )
+    events = store_shift_events(2)
+    record_scenario(store_sqlite_url, events, signing_key=private)
+    assert main(["ship", "--db", store_sqlite_url, "--to", floor_db["writer_url"]]) == 0
+    with open_floor(floor_db["owner_url"]) as floor:  # every event after the table line
+        assert Indexer(floor).run_once(["T1"]) == {"T1": len(events) - 1}
+    capsys.readouterr()
+    proof = tmp_path / "round.json"
+    assert (
+        main(
+            [
+                "prove",
+                "--db",
+                floor_db["writer_url"],
+                "--table",
+                "T1",
+                "--round",
+                "2",
+                "--out",
+                str(proof),
+            ]
+        )
+        == 0
+    )
+    assert main(["verify-proof", str(proof), "--key", str(public)]) == 0

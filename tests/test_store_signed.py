@@ -739,3 +739,40 @@ def test_events_that_waited_in_the_spool_are_signed_once_they_are_written_back(
     assert "spool" in logged.out + logged.err and "PRIVATE" not in logged.out + logged.err
     status, doc = verify(capsys, "--db", f"sqlite:///{db}", "--key", str(keys[1]))
     assert status == 0, doc
+
+
+def test_a_witness_that_holds_nothing_of_the_table_fails(
+    signed: str, floor_url: str, keys: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Store.open(floor_url):
+        pass
+    status, doc = verify(capsys, "--db", signed, "--key", str(keys[1]), "--witness", floor_url)
+    assert status == 1 and problem(doc) == (0, "witness"), doc
+    assert "holds nothing of this table" in doc["problem"]["message"]
+
+
+def test_run_check_devices_checks_the_signing_key(
+    tmp_path: Path, store_shift_events: Shift, keys: tuple[Path, Path]
+) -> None:
+    from controller.service.check import check_devices
+    from controller.service.config import config_from_dict
+    from controller.service.pin import hash_pin
+
+    line = store_shift_events(1)[0]
+
+    def key_line(path: Path) -> str:
+        data = {
+            "table": {k: v for k, v in line.items() if k != "type"},
+            "shoe": {"url": "none"},
+            "store": {"url": f"sqlite:///{tmp_path}/t.db", "signing_key": str(path)},
+            "supervisors": {"jsmith": hash_pin("2468", iterations=1000)},
+        }
+        checks = check_devices(config_from_dict(data, tmp_path / "table.toml"))
+        return next(c.line() for c in checks if c.device == "key")
+
+    assert key_line(keys[0]).startswith("key     ok:")
+    assert key_line(tmp_path / "none.key") == (
+        f"key     FAILED: signing key {tmp_path / 'none.key'}: no such file"
+    )
+    os.chmod(keys[0], 0o644)
+    assert "lets others read it" in key_line(keys[0])

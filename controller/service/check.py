@@ -6,7 +6,8 @@ Run by the technician (and by the unit's ``ExecStartPre`` if wanted) before a ta
   card, ...) arrives within ``heartbeat_timeout``;
 - the chip camera: the source opens and gives a frame that is not black;
 - the audit store: it can be reached, it is writable, and its schema is one this floorctl
-  knows (an older one is upgraded when the service starts; a newer one is refused).
+  knows (an older one is upgraded when the service starts; a newer one is refused);
+- the signing key, when ``[store] signing_key`` names one: readable, Ed25519, mode 0600.
 
 Nothing is changed: no event is recorded, no migration run. Each check answers one line; the
 first that fails makes the exit status 1, its line naming the device.
@@ -34,7 +35,27 @@ class DeviceCheck:
 
 
 def check_devices(cfg: ServiceConfig) -> list[DeviceCheck]:
-    return [_check_shoe(cfg), _check_camera(cfg), _check_store(cfg)]
+    checks = [_check_shoe(cfg), _check_camera(cfg), _check_store(cfg)]
+    if cfg.store.signing_key is not None:
+        checks.append(_check_key(cfg.store.signing_key))
+    return checks
+
+
+def _check_key(path: str) -> DeviceCheck:
+    """The table's signing key ([store] signing_key): readable, an Ed25519 key, kept private."""
+    from controller.store.db import StoreError
+    from controller.store.keys import load_signing_key
+
+    try:
+        key = load_signing_key(path)
+    except StoreError as exc:
+        return DeviceCheck("key", False, str(exc))
+    mode = os.stat(path).st_mode & 0o777
+    if mode & 0o077:
+        return DeviceCheck(
+            "key", False, f"signing key {path}: mode {mode:04o} lets others read it (chmod 0600)"
+        )
+    return DeviceCheck("key", True, f"{path}: Ed25519 key {key.key_id[:16]}…, mode 0600")
 
 
 def _check_shoe(cfg: ServiceConfig) -> DeviceCheck:

@@ -188,7 +188,7 @@ def _export(args: argparse.Namespace) -> int:
 def _ship(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import DBAPIError
 
-    from controller.store.db import StoreError
+    from controller.store.db import StoreError, describe
     from controller.store.repository import Store
     from controller.store.ship import ShipRefused, ship
 
@@ -206,8 +206,6 @@ def _ship(args: argparse.Namespace) -> int:
     except StoreError as exc:
         return _error("ship", str(exc))
     except DBAPIError as exc:  # the floor's own guards (floorctl floor init) refused a row
-        from controller.store.db import describe
-
         print(f"floorctl ship: refused by the floor: {describe(exc)}", file=sys.stderr)
         return 1
     for table_id, copied in report.copied.items():

@@ -292,6 +292,8 @@ class HeadLog:
         except Exception as exc:
             self.failures += 1
             self.close()  # a fresh connection next time
+            if self.unsigned_since is None:  # the timer tries again in `every` seconds
+                self.unsigned_since = time.monotonic()
             log.error(
                 "could not append a signed head",
                 table=self.table_id,
