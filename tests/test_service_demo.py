@@ -58,6 +58,19 @@ def test_the_demo_plays_rounds_that_replay_to_the_same_result(tmp_path: Path) ->
     # The audit log replays to exactly what the live table settled.
     replayed = replay_dicts(events)
     assert replayed["rounds"] == live["rounds"]
+    # Signed as a live table signs: its own key made beside the store, checked from outside.
+    pub = tmp_path / "demo.db.keys" / "table.pub"
+    assert f"--key {pub}" in out
+    assert oct((tmp_path / "demo.db.keys" / "table.key").stat().st_mode & 0o777) == "0o600"
+    url = f"sqlite:///{tmp_path / 'demo.db'}"
+    check = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "verify", "--db", url, "--key", str(pub)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "signed heads" in check.stdout
 
 
 def test_the_demo_cards_come_through_the_real_reader(tmp_path: Path) -> None:

@@ -276,7 +276,9 @@ class Demo:
                 spool.replace(spool.with_name(spool.name + ".previous"))
         # The demo's one supervisor; the PIN is printed at start (there is no default PIN).
         supervisors = {"demo": hash_pin(self.pin, iterations=50_000)}
-        table = open_table(line, f"sqlite:///{opts.db.resolve()}", supervisors)
+        table = open_table(
+            line, f"sqlite:///{opts.db.resolve()}", supervisors, signing_key=str(self.key_file())
+        )
         self.table = table
         service = table.service
         feed = ShoeFeed(service, self.pty.path, silence_timeout=3.0, reconnect_max=1.0)
@@ -323,6 +325,20 @@ class Demo:
                 source="manual",
                 actor="demo",
             )
+
+    def key_dir(self) -> Path:
+        """Where the demo keeps its table's signing key: beside its store."""
+        return self.options.db.with_name(self.options.db.name + ".keys")
+
+    def key_file(self) -> Path:
+        """The demo table's Ed25519 key, made on the first run (``floorctl keygen``'s way) and
+        kept for the next: the demo signs its log as a live table does."""
+        from controller.store.keys import PRIVATE_NAME, generate_pair
+
+        private = self.key_dir() / PRIVATE_NAME
+        if not private.exists():
+            generate_pair(self.key_dir())
+        return private
 
     def load_shoe(self, decks: tuple[PhysicalDeck, ...]) -> None:
         """Shuffle the decks into a new shoe, record the load, and start dealing from it."""
@@ -441,7 +457,16 @@ class Demo:
             if not self.options.quiet:
                 print(f"dealer's screen: {url}", file=self.out)
                 print(f"supervisor: demo, PIN {self.pin}", file=self.out)
-                print(f"audit store: {self.options.db}", file=self.out, flush=True)
+                print(f"audit store: {self.options.db}", file=self.out)
+                from controller.store.keys import PUBLIC_NAME
+
+                pub = self.key_dir() / PUBLIC_NAME
+                print(
+                    f"signed with {self.key_file()}; check it with: floorctl verify "
+                    f"--db sqlite:///{self.options.db.resolve()} --key {pub}",
+                    file=self.out,
+                    flush=True,
+                )
             assert self.bot is not None
             self.bot.start()
             threading.Thread(target=self._watch, args=(loop, finished), daemon=True).start()
