@@ -30,6 +30,7 @@ from controller.service.gate import allowed_names, timed_http
 from controller.service.pin import PinGuard
 from controller.service.sdnotify import Notifier, WatchdogPinger
 from controller.service.web import Heartbeat, create_app
+from controller.store.checkpoint import DEFAULT_EVERY, KEEP_ROUNDS
 from controller.store.recorder import Recorder
 from controller.store.repository import Store
 from controller.store.spool import DEFAULT_RESERVE
@@ -92,6 +93,8 @@ def open_table(
     spool_dir: str | None = None,
     spool: bool = True,
     spool_reserve: int = DEFAULT_RESERVE,
+    checkpoint_every: int = DEFAULT_EVERY,
+    keep_rounds: int | None = KEEP_ROUNDS,
     dealers: dict[str, str] | None = None,
 ) -> Table:
     """Open the store, restore (or start) the table, and build its service.
@@ -101,6 +104,7 @@ def open_table(
 
     The table's spool goes in ``spool_dir`` (default: beside a SQLite database, or systemd's
     ``$STATE_DIRECTORY`` for PostgreSQL); ``spool=False`` runs without one (tests).
+    ``keep_rounds``: the settled rounds the engine keeps in memory (None: all).
     """
     from controller.store.db import StoreError
     from controller.store.spool import default_spool
@@ -112,7 +116,14 @@ def open_table(
     try:
         table_id = str(table_line.get("table_id"))
         where = default_spool(store, table_id, spool_dir) if spool else None
-        recorder = Recorder.open(store, table_line, spool=where, spool_reserve=spool_reserve)
+        recorder = Recorder.open(
+            store,
+            table_line,
+            spool=where,
+            spool_reserve=spool_reserve,
+            checkpoint_every=checkpoint_every,
+            keep_rounds=keep_rounds,
+        )
     except (StoreError, ValueError) as exc:
         store.close()
         raise StartError(f"audit store {store.name}: {exc}") from exc
@@ -140,6 +151,7 @@ def build_from_config(cfg: ServiceConfig, *, shoe_port: Transport | None = None)
         session_seconds=cfg.ui.supervisor_session_seconds,
         spool_dir=cfg.store.spool_dir,
         spool_reserve=cfg.store.spool_reserve_kib * 1024,
+        checkpoint_every=cfg.store.checkpoint_every,
         dealers=cfg.dealers,
     )
     table.web = WebSettings(

@@ -276,7 +276,8 @@ class Demo:
                 spool.replace(spool.with_name(spool.name + ".previous"))
         # The demo's one supervisor; the PIN is printed at start (there is no default PIN).
         supervisors = {"demo": hash_pin(self.pin, iterations=50_000)}
-        table = open_table(line, f"sqlite:///{opts.db.resolve()}", supervisors)
+        # Every round kept: the demo counts and totals them all (its shifts are short).
+        table = open_table(line, f"sqlite:///{opts.db.resolve()}", supervisors, keep_rounds=None)
         self.table = table
         service = table.service
         feed = ShoeFeed(service, self.pty.path, silence_timeout=3.0, reconnect_max=1.0)

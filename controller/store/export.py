@@ -107,7 +107,7 @@ def _describe_event(event: dict[str, Any]) -> str:
     rest = " ".join(
         f"{k}={json.dumps(v) if not isinstance(v, str) else v}"
         for k, v in event.items()
-        if k not in ("type", "time")
+        if k not in ("type", "time", "checkpoint")  # the store's field, not the table's
     )
     return f"{kind} {rest}".rstrip()
 
