@@ -42,6 +42,7 @@ from typing import Any
 from controller.engine import Table
 from controller.events import parse_event, parse_setup
 from controller.store.canonical import GENESIS, ChainRecord, record_text
+from controller.store.checkpoint import DEFAULT_EVERY, KEEP_ROUNDS, Checkpointer, with_checkpoint
 from controller.store.fold import Fold, event_body, setup_body
 from controller.store.recorder import Recorder, utc_now
 from controller.store.repository import Derived, Store, table_row_for
@@ -229,12 +230,15 @@ def bench_pg(directory: Path, n: int, tables: int) -> None:
 # ----- 3. verify ----------------------------------------------------------------------------
 
 
-def build_store(url: str, n: int) -> None:
-    """A store holding an n-event shift and its derived rows, written in large batches."""
+def build_store(url: str, n: int, checkpoint_every: int = DEFAULT_EVERY) -> None:
+    """A store holding an n-event shift, its derived rows and its checkpoints, written in
+    large batches: each event is prepared, chained, applied and checkpointed as the recorder
+    does it (the same Fold, Checkpointer and Writer), only committed 5,000 at a time."""
     events = shift(n)
     with Store.open(url) as store:
         _setup, body = setup_body(events[0])
-        fold = Fold("T1", body)
+        fold = Fold("T1", body, keep_rounds=KEEP_ROUNDS)  # as a live table keeps it
+        checkpoints = Checkpointer(checkpoint_every)
         record = ChainRecord.make("T1", 0, body, GENESIS, utc_now())
         store.append([record], table_row_for(body, record.recorded_at))
         prev = record.hash
@@ -242,10 +246,12 @@ def build_store(url: str, n: int) -> None:
         derived = Derived()
         for seq, raw in enumerate(events[1:], start=1):
             event, b = event_body(raw)
+            b, taken = checkpoints.prepare(fold, b)
             record = ChainRecord.make("T1", seq, b, prev, utc_now())
             prev = record.hash
             batch.append(record)
-            derived.extend(fold.apply_event(seq, event)[2])
+            derived.extend(with_checkpoint(fold.apply_event(seq, event)[2], taken))
+            checkpoints.done(event.type, taken)
             if len(batch) == 5000:
                 store.append(batch, derived=derived)
                 batch, derived = [], Derived()

@@ -10,12 +10,15 @@ spool). The test kills it at a random moment of one of three kinds:
 - ``derived``: inside the derived-row writes of an event's transaction (the process says when
   it is about to insert an event's flags, settlements, rounds or shoes, then pauses there);
 - ``spool`` (SQLite): with the database held locked by the test, so that the events go to the
-  spool, and the kill lands while spooling.
+  spool, and the kill lands while spooling;
+- ``checkpoint``: inside the write of a checkpoint (the recorder takes one every few events
+  here, so many transactions carry one; the process pauses before inserting it).
 
 After each kill, *before any restart*: the stored events are exactly the script's first
 events, every acknowledged event is stored or (spool runs) spooled, and ``verify`` passes on
 the store as the kill left it. Then a restart must give exactly the state of a replay of the
-script's first events through a fresh engine.
+script's first events through a fresh engine, and the restart starts from the newest
+checkpoint stored (replaying only the events after it).
 
 The suite runs 24 kills on SQLite and 8 on PostgreSQL; ``FLOORCTL_SLOW_CHECKS=1`` runs 200
 and 60. ``FLOORCTL_CRASH_SEED`` chooses the moments.
@@ -35,8 +38,8 @@ from typing import Any
 
 import pytest
 
-from controller.engine import Table
-from controller.events import parse_event, parse_setup
+from controller.store import checkpoint
+from controller.store.fold import Fold
 from controller.store.recorder import Recorder
 from controller.store.repository import Store
 from controller.store.spool import Spool, default_spool
@@ -48,6 +51,8 @@ SLOW = os.environ.get("FLOORCTL_SLOW_CHECKS") == "1"
 SEED = int(os.environ.get("FLOORCTL_CRASH_SEED", "20261130"))
 DERIVED_TABLES = ("INSERT INTO shoes", "INSERT INTO rounds", "INSERT INTO flags")
 DERIVED_TABLES += ("INSERT INTO settlements",)
+CHECKPOINT_INSERT = "INSERT INTO checkpoints"
+CHECKPOINT_EVERY = 5  # events between checkpoints in these runs
 
 pytestmark = pytest.mark.usefixtures("store_spool_dir")
 
@@ -55,12 +60,13 @@ pytestmark = pytest.mark.usefixtures("store_spool_dir")
 class _PausingCursor:
     """The child's cursor: before each derived-row insert it says so on the pipe, and pauses."""
 
-    def __init__(self, cursor: Any, ack: int) -> None:
+    def __init__(self, cursor: Any, ack: int, marks: tuple[str, ...]) -> None:
         self._cursor = cursor
         self._ack = ack
+        self._marks = marks
 
     def _mark(self, sql: str) -> None:
-        if sql.startswith(DERIVED_TABLES):
+        if sql.startswith(self._marks):
             os.write(self._ack, b"W\n")
             time.sleep(0.003)
 
@@ -76,18 +82,18 @@ class _PausingCursor:
         return getattr(self._cursor, name)
 
 
-def _child(url: str, script: list[dict[str, Any]], ack: int, mark_derived: bool) -> None:
-    if mark_derived:
+def _child(url: str, script: list[dict[str, Any]], ack: int, marks: tuple[str, ...]) -> None:
+    if marks:
         connect = Writer._connect
 
         def pausing(self: Writer) -> None:
             connect(self)
             if not isinstance(self._cursor, _PausingCursor):
-                self._cursor = _PausingCursor(self._cursor, ack)
+                self._cursor = _PausingCursor(self._cursor, ack, marks)
 
         Writer._connect = pausing  # type: ignore[method-assign]
     store = Store.open(url, busy_timeout_ms=20)
-    rec = Recorder.open(store, script[0], retry_every=None)
+    rec = Recorder.open(store, script[0], retry_every=None, checkpoint_every=CHECKPOINT_EVERY)
     os.write(ack, b"R\n")
     for event in script[rec.seq + 1 :]:
         done = rec.record(event)
@@ -106,17 +112,19 @@ def _run_and_kill(
     if pid == 0:  # the recording process
         os.close(read_end)
         try:
-            _child(url, script, write_end, mode == "derived")
+            marks = {"derived": DERIVED_TABLES, "checkpoint": (CHECKPOINT_INSERT,)}
+            _child(url, script, write_end, marks.get(mode, ()))
         finally:
             os._exit(4)
     os.close(write_end)
+    pausing = mode in ("derived", "checkpoint")
     want_acks = rng.choice([0, 0, 1, 1, 2, 3, 5, 8])
     acks: list[int] = []
     buffer = b""
     finished = inside = False
     deadline = time.monotonic() + 20
     while not finished and time.monotonic() < deadline:
-        if len(acks) >= want_acks and mode != "derived":
+        if len(acks) >= want_acks and not pausing:
             break
         ready, _, _ = select.select([read_end], [], [], 1)
         if not ready:
@@ -135,7 +143,7 @@ def _run_and_kill(
                 acks.append(int(line.split()[0]))
         if inside:
             break
-    if mode != "derived":
+    if not pausing:
         time.sleep(rng.uniform(0, 0.006))
     os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
@@ -151,10 +159,16 @@ def _run_and_kill(
 
 def _kill_many(url: str, tmp_path: Path, script: list[dict[str, Any]], kills: int) -> None:
     rng = random.Random(SEED)
-    bodies = [parse_event(e).to_dict() for e in script[1:]]
+    reference = Fold("T1", script[0], keep_rounds=checkpoint.KEEP_ROUNDS)
+    states = [reference.snapshot()]  # the replay's state after each event of the script
+    bodies = []
+    for seq, e in enumerate(script[1:], start=1):
+        bodies.append(reference.apply(seq, e)[0].to_dict())
+        states.append(reference.snapshot())
     sqlite = url.startswith("sqlite")
-    modes = ["random", "derived", "spool"] if sqlite else ["random", "derived"]
-    killed_n = inside_n = spooled_n = shifts = acked_total = 0
+    modes = ["random", "derived", "checkpoint"] + (["spool"] if sqlite else [])
+    killed_n = inside_n = in_checkpoint = spooled_n = shifts = acked_total = 0
+    from_checkpoint = 0
     while killed_n < kills:
         mode = rng.choice(modes)
         db = Path(url.removeprefix("sqlite:///")) if sqlite else None
@@ -169,7 +183,8 @@ def _kill_many(url: str, tmp_path: Path, script: list[dict[str, Any]], kills: in
                 blocker.execute("ROLLBACK")
                 blocker.close()
         killed_n += killed
-        inside_n += inside
+        inside_n += inside and mode == "derived"
+        in_checkpoint += inside and mode == "checkpoint"
         acked_total += len(acks)
         where = (SEED, killed_n, mode, acks)
         with Store.open(url) as store:
@@ -177,7 +192,8 @@ def _kill_many(url: str, tmp_path: Path, script: list[dict[str, Any]], kills: in
             head = store.head("T1")
             last = head[0] if head is not None else -1
             stored = store.records("T1")
-            assert [r.event() for r in stored[1:]] == bodies[: max(last, 0)], where
+            heard = [checkpoint.without_key(r.event()) for r in stored[1:]]
+            assert heard == bodies[: max(last, 0)], where
             if last >= 0:
                 report = verify_store(store)
                 assert report.ok, (*where, report.problem)
@@ -189,13 +205,17 @@ def _kill_many(url: str, tmp_path: Path, script: list[dict[str, Any]], kills: in
             spooled_n += sum(1 for r in spooled if r.seq > last)
             assert all(seq <= durable for seq in acks), where
             if durable >= 0:
-                rec = Recorder.open(store, table_id="T1", retry_every=None)
+                newest = max((s for s, _ in checkpoint.stored(store, "T1")), default=None)
+                first_spooled = min((r.seq for r in spooled), default=None)
+                rec = Recorder.open(
+                    store, table_id="T1", retry_every=None, checkpoint_every=CHECKPOINT_EVERY
+                )
                 assert rec.seq == durable, where
-                reference = Table(parse_setup(script[0]))
-                for event in script[1 : durable + 1]:
-                    reference.apply(parse_event(event))
-                assert rec.table.result() == reference.result(), where
-                assert rec.table.due().to_dict() == reference.due().to_dict(), where
+                # The restored state is a replay's from the table line, mid-round or not.
+                assert rec.fold.snapshot() == states[durable], where
+                if newest is not None and (first_spooled is None or newest + 1 < first_spooled):
+                    assert rec.fold.restored_from == newest, where
+                    from_checkpoint += 1
                 rec.close()
                 assert store.head("T1") == (durable, rec.head_hash), where
                 assert verify_store(store).ok, where
@@ -204,11 +224,15 @@ def _kill_many(url: str, tmp_path: Path, script: list[dict[str, Any]], kills: in
             url = f"sqlite:///{tmp_path / f'shift{shifts}.db'}"
     assert killed_n >= kills
     assert inside_n >= max(1, kills // 10), f"only {inside_n} kills inside derived-row writes"
+    assert in_checkpoint >= max(1, kills // 10), f"only {in_checkpoint} in checkpoint writes"
+    assert from_checkpoint >= kills // 2, f"only {from_checkpoint} restarts from a checkpoint"
     assert acked_total > kills  # the kills did not all land before the first event
     if sqlite:
         assert spooled_n > 0, "no kill left events in the spool"
     print(
-        f"{killed_n} kills ({inside_n} inside derived-row writes), {acked_total} acknowledged "
+        f"{killed_n} kills ({inside_n} inside derived-row writes, {in_checkpoint} inside "
+        f"checkpoint writes), {from_checkpoint} restarts from a checkpoint, {acked_total} "
+        "acknowledged "
         f"events, {spooled_n} found only in the spool, {shifts} whole shifts"
     )
 

@@ -120,3 +120,17 @@ def test_an_empty_window_is_an_error(
     )
     assert status == 2
     assert "no events" in capsys.readouterr().err
+
+
+def test_a_timeline_whose_text_holds_unicode_digits_is_written(
+    store_url: str, store_shift_events: Shift, tmp_path: Path
+) -> None:
+    # Hypothesis found it: an actor named "²" (a digit to str.isdigit, not to int) broke the
+    # timelines' reading of their own sequence numbers.
+    events = store_shift_events(1)
+    events[1] = {**events[1], "actor": "²"}
+    record_with_times(store_url, events)
+    out = tmp_path / "pkg"
+    assert main(["export", "--db", store_url, "--out", str(out)]) == 0
+    assert (out / "T1" / "timelines" / "round-0001.txt").exists()
+    assert main(["verify", str(out)]) == 0

@@ -30,6 +30,7 @@ from controller.service.gate import allowed_names, timed_http
 from controller.service.pin import PinGuard
 from controller.service.sdnotify import Notifier, WatchdogPinger
 from controller.service.web import Heartbeat, create_app
+from controller.store.checkpoint import DEFAULT_EVERY, KEEP_ROUNDS
 from controller.store.recorder import Recorder
 from controller.store.repository import Store
 from controller.store.spool import DEFAULT_RESERVE
@@ -92,6 +93,8 @@ def open_table(
     spool_dir: str | None = None,
     spool: bool = True,
     spool_reserve: int = DEFAULT_RESERVE,
+    checkpoint_every: int = DEFAULT_EVERY,
+    keep_rounds: int | None = KEEP_ROUNDS,
     dealers: dict[str, str] | None = None,
     signing_key: str | None = None,
 ) -> Table:
@@ -104,6 +107,7 @@ def open_table(
     ``$STATE_DIRECTORY`` for PostgreSQL); ``spool=False`` runs without one (tests).
     ``signing_key``: the table's Ed25519 key file (``[store] signing_key``); the table refuses
     to start when it is missing or unreadable, naming it.
+    ``keep_rounds``: the settled rounds the engine keeps in memory (None: all).
     """
     from controller.store.db import StoreError
     from controller.store.spool import default_spool
@@ -124,7 +128,13 @@ def open_table(
         table_id = str(table_line.get("table_id"))
         where = default_spool(store, table_id, spool_dir) if spool else None
         recorder = Recorder.open(
-            store, table_line, spool=where, spool_reserve=spool_reserve, signing_key=key
+            store,
+            table_line,
+            spool=where,
+            spool_reserve=spool_reserve,
+            checkpoint_every=checkpoint_every,
+            keep_rounds=keep_rounds,
+            signing_key=key,
         )
     except (StoreError, ValueError) as exc:
         store.close()
@@ -153,6 +163,7 @@ def build_from_config(cfg: ServiceConfig, *, shoe_port: Transport | None = None)
         session_seconds=cfg.ui.supervisor_session_seconds,
         spool_dir=cfg.store.spool_dir,
         spool_reserve=cfg.store.spool_reserve_kib * 1024,
+        checkpoint_every=cfg.store.checkpoint_every,
         dealers=cfg.dealers,
         signing_key=cfg.store.signing_key,
     )

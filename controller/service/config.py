@@ -87,6 +87,7 @@ class StoreConfig:
     spool_dir: str | None = None  # the local spool's directory (default: beside SQLite)
     spool_reserve_kib: int = 1024  # kept allocated in the spool for a full disk
     signing_key: str | None = None  # the table's Ed25519 key (floorctl keygen): signed heads
+    checkpoint_every: int = 2000  # events between checkpoints of the table's state, at most
 
 
 @dataclass(frozen=True)
@@ -252,6 +253,7 @@ _STORE: Spec = {
     "spool_dir": (_directory, None),
     "spool_reserve_kib": (_int_range(16, 1 << 20, "a size in KiB"), 1024),
     "signing_key": (_key_file, None),
+    "checkpoint_every": (_int_range(100, 1_000_000, "a number of events"), 2000),
 }
 _LOG: Spec = {"level": (_level, "info")}
 _TABLE_KEYS = ("table_id", "game", "boxes", "decks", "min_bet", "max_bet", "rules")

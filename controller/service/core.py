@@ -62,6 +62,8 @@ Listener = Callable[[], None]
 
 # Misreads awaiting a supervisor's correction that the screen lists (the oldest go first).
 MAX_MISREADS = 20
+# Events the screen re-reads after a restart, at most (see TableService._history_start).
+SCREEN_LOOKBACK = 5000
 # Shoe events kept in memory while the store is down (more than a whole shoe).
 MAX_HELD = 1000
 # Sources whose events happened whether or not the store takes them (kept while it is down).
@@ -100,6 +102,12 @@ class EventLog(Protocol):
 
     def history(self, after: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
         """The recorded events after sequence ``after``, as (sequence, event)."""
+        ...
+
+    def latest(
+        self, kinds: tuple[str, ...], upto: int, limit: int = 20
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """The newest recorded events of these types up to ``upto``, oldest first."""
         ...
 
     def close(self) -> None: ...
@@ -176,7 +184,11 @@ class TableService:
         self.resolved: dict[tuple[int, str], str] = {}  # (seq, rule) -> who saw or resolved it
         self.rescues: set[tuple[int, int, int, str]] = set()  # round, box, hand, player
         self._ending: set[str] = set()  # devices whose manual mode is being ended
-        self._restore(event_log.history())
+        start = self._history_start()
+        if start > 0:  # what the screen keeps from before: the dealer, the manual modes
+            for seq, record in event_log.latest(("dealer", "manual_mode"), upto=start):
+                self._track(seq, record, restoring=True)
+        self._restore(event_log.history(after=start))
         self.seq = event_log.seq
         logs.bind_table(table=self.setup.table_id)
         self._bind_ids()
@@ -185,6 +197,20 @@ class TableService:
     def table(self) -> Table:
         """The round engine's table (the recorder's: it may rebuild it after a store fault)."""
         return self.log.table
+
+    def _history_start(self) -> int:
+        """After a restart, the screen re-reads the events after this one: the current shoe's
+        (from its shuffle), those since the flags it shows were raised, the last ones it
+        lists; never more than :data:`SCREEN_LOOKBACK`, so a restart does not grow with the
+        table's life."""
+        table = self.table
+        seq = self.log.seq
+        marks = [seq - (self.recent.maxlen or 0), table.shoes[-1].seq - 1 if table.shoes else 0]
+        shown = [r.flags for r in table.rounds[-2:]] + [table.unassigned]
+        if table.current_round is not None:
+            shown.append(table.current_round.flags)
+        marks.extend(f.seq - 1 for flags in shown for f in flags)
+        return max(0, min(marks), seq - SCREEN_LOOKBACK)
 
     def _restore(self, history: Iterator[tuple[int, dict[str, Any]]]) -> None:
         """After a restart: what the screen shows beside the engine, from the stored events."""

@@ -276,8 +276,13 @@ class Demo:
                 spool.replace(spool.with_name(spool.name + ".previous"))
         # The demo's one supervisor; the PIN is printed at start (there is no default PIN).
         supervisors = {"demo": hash_pin(self.pin, iterations=50_000)}
+        # Every round kept: the demo counts and totals them all (its shifts are short).
         table = open_table(
-            line, f"sqlite:///{opts.db.resolve()}", supervisors, signing_key=str(self.key_file())
+            line,
+            f"sqlite:///{opts.db.resolve()}",
+            supervisors,
+            keep_rounds=None,
+            signing_key=str(self.key_file()),
         )
         self.table = table
         service = table.service

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.events import ScenarioError, parse_event
+from controller.store.checkpoint import without_key
 from controller.store.db import StoreError
 from controller.store.fold import event_body, same_setup, setup_body
 from controller.store.recorder import Recorder
@@ -29,7 +30,11 @@ def record_scenario(
     if not events:
         raise ScenarioError(1, "type", "no events: the table line is missing")
     _setup, setup = setup_body(events[0])
-    bodies = [event_body(obj, line)[1] for line, obj in enumerate(events[1:], start=2)]
+    # A scenario exported from a store names that store's checkpoints: they mean nothing here.
+    bodies = [
+        event_body(without_key(obj) if isinstance(obj, dict) else obj, line)[1]
+        for line, obj in enumerate(events[1:], start=2)
+    ]
     table_id = str(setup["table_id"])
     key = None
     if signing_key is not None:
@@ -46,13 +51,16 @@ def record_scenario(
                 )
             for record in stored[1:]:
                 index = record.seq - 1
-                if index >= len(bodies) or record.event() != bodies[index]:
+                if index >= len(bodies) or without_key(record.event()) != bodies[index]:
                     raise StoreError(
                         f"{store.name}: table {table_id} already holds event {record.seq} "
                         f"({record.body}), which is not line {record.seq + 1} of this scenario"
                     )
         # No spool: this is not a live table, and a store that refuses an event stops it.
-        recorder = Recorder.open(store, setup, spool=None, retry_every=None, signing_key=key)
+        # Every round kept (keep_rounds=None): the replay document lists them all.
+        recorder = Recorder.open(
+            store, setup, spool=None, retry_every=None, keep_rounds=None, signing_key=key
+        )
         try:
             for seq in range(recorder.seq + 1, len(bodies) + 1):
                 recorder.record(bodies[seq - 1])

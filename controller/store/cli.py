@@ -105,7 +105,7 @@ def _verify(args: argparse.Namespace) -> int:
             with Store.open(args.db, create=False) as store:
                 where = store.name
                 tables = [args.table] if args.table else None
-                report = verify_store(store, tables)
+                report = verify_store(store, tables, full=args.full)
                 if report.ok and key is not None:
                     signed = _verify_signed(store, report, key, args)
     except StoreError as exc:
@@ -233,6 +233,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("dir", nargs="?", help="an export directory (from floorctl export)")
     p.add_argument("--db", metavar="URL", help="the store: sqlite:///FILE or postgresql://...")
     p.add_argument("--table", help="only this table")
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="also check every checkpoint's state against a replay from the table line "
+        "(by default each checkpoint is checked against the chain)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument(
         "--key",

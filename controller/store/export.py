@@ -110,7 +110,7 @@ def _describe_event(event: dict[str, Any]) -> str:
     rest = " ".join(
         f"{k}={json.dumps(v) if not isinstance(v, str) else v}"
         for k, v in event.items()
-        if k not in ("type", "time")
+        if k not in ("type", "time", "checkpoint")  # the store's field, not the table's
     )
     return f"{kind} {rest}".rstrip()
 
@@ -264,9 +264,10 @@ def _write_timelines(
 ) -> list[int]:
     written: list[int] = []
     for number, text in timelines(records):
-        seqs = [
-            int(line.split()[0]) for line in text.splitlines()[3:] if line[:6].strip().isdigit()
-        ]
+        # The event lines start with their sequence number, right-aligned in six columns
+        # (ASCII digits only: "²" is a digit to str.isdigit, not to int).
+        heads = (line[:6].strip() for line in text.splitlines()[3:])
+        seqs = [int(h) for h in heads if h.isascii() and h.isdigit()]
         lo, hi = (min(seqs), max(seqs)) if seqs else (0, 0)
         if hi < first or lo > last or (only is not None and number not in only):
             continue

@@ -104,14 +104,68 @@ def derive(table_id: str, seq: int, event: Event, applied: Applied) -> Derived:
     return out
 
 
-class Fold:
-    """One table rebuilt from its events: ``Fold(record0)`` then ``apply`` each record."""
+FOLD_FORMAT = "floorctl-fold-state"
+FOLD_VERSION = 1
 
-    def __init__(self, table_id: str, setup: Mapping[str, Any]) -> None:
+
+class Fold:
+    """One table rebuilt from its events: ``Fold(record0)`` then ``apply`` each record.
+
+    ``keep_rounds``: how many settled rounds the engine keeps (None: all, as a replay document
+    needs; a live table keeps a few: see :class:`~controller.engine.Table`).
+    """
+
+    def __init__(
+        self, table_id: str, setup: Mapping[str, Any], *, keep_rounds: int | None = None
+    ) -> None:
         self.table_id = table_id
         self.setup = parse_setup(setup, 1)
-        self.table = Table(self.setup)
+        self.table = Table(self.setup, keep_rounds=keep_rounds)
         self.seq = 0
+        self.restored_from: int | None = None  # the checkpoint it was restored from, if any
+
+    def snapshot(self) -> dict[str, Any]:
+        """The fold's whole state as plain JSON-able data: its table, the sequence number it
+        has reached, and the engine's own snapshot (which carries its digest)."""
+        return {
+            "format": FOLD_FORMAT,
+            "version": FOLD_VERSION,
+            "table_id": self.table_id,
+            "seq": self.seq,
+            "engine": self.table.snapshot(),
+        }
+
+    @classmethod
+    def restore(
+        cls,
+        table_id: str,
+        setup: Mapping[str, Any],
+        state: Any,
+        *,
+        keep_rounds: int | str | None = "snapshot",
+    ) -> Fold:
+        """The fold a :meth:`snapshot` was taken of, under the table line ``setup``.
+
+        Raises ``ValueError`` (the engine's ``SnapshotError`` among them) naming what is wrong.
+        """
+        if not isinstance(state, dict) or state.get("format") != FOLD_FORMAT:
+            raise ValueError(f'not a fold state (no "format": "{FOLD_FORMAT}")')
+        if state.get("version") != FOLD_VERSION:
+            raise ValueError(f"fold state version {state.get('version')!r}: this reads 1")
+        if state.get("table_id") != table_id:
+            raise ValueError(f"fold state of table {state.get('table_id')!r}, not {table_id!r}")
+        seq = state.get("seq")
+        if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+            raise ValueError(f"fold state: {seq!r} is not a sequence number")
+        fold = cls.__new__(cls)
+        fold.table_id = table_id
+        fold.setup = parse_setup(setup, 1)
+        fold.table = Table.restore(fold.setup, state.get("engine"), keep_rounds=keep_rounds)
+        if fold.table.seq != seq:
+            raise ValueError(f"fold state at event {seq} holds an engine at event {fold.table.seq}")
+        fold.seq = seq
+        fold.restored_from = seq
+        return fold
 
     @classmethod
     def from_record(cls, record: ChainRecord) -> Fold:

@@ -409,7 +409,17 @@ def check_signed(
 
 
 # The insert-only guards every store must still have (migrations 0001 and 0003_signed).
-GUARDED = ("tables", "shoes", "rounds", "events", "flags", "settlements", "heads", "table_keys")
+GUARDED = (
+    "tables",
+    "shoes",
+    "rounds",
+    "events",
+    "flags",
+    "settlements",
+    "checkpoints",
+    "heads",
+    "table_keys",
+)
 
 
 def check_guards(store: Store) -> str | None:

@@ -40,6 +40,7 @@ import structlog
 from sqlalchemy.exc import IntegrityError
 
 from controller.engine import Applied, Table
+from controller.store import checkpoint
 from controller.store.canonical import GENESIS, ChainRecord
 from controller.store.db import StoreDown, StoreError, describe, is_transient
 from controller.store.fold import Fold, event_body, setup_body
@@ -121,6 +122,8 @@ class Recorder:
         clock: Callable[[], str],
         on_status: Callable[[StoreStatus], None] | None,
         retry_every: float | None,
+        checkpoints: checkpoint.Checkpointer | None = None,
+        keep_rounds: int | None = checkpoint.KEEP_ROUNDS,
     ) -> None:
         self.store = store
         self.writer: Writer = store.writer()
@@ -131,6 +134,10 @@ class Recorder:
         self.clock = clock
         self.on_status = on_status
         self.retry_every = retry_every
+        # Checkpoints are the last restored from, or the head: the next is due from there.
+        self.checkpoints = checkpoints or checkpoint.Checkpointer()
+        self.checkpoints.last = max(self.checkpoints.last, fold.restored_from or 0)
+        self.keep_rounds = keep_rounds
         self._lock = threading.RLock()
         self._pending: list[tuple[ChainRecord, Derived]] = []  # in the spool, not the database
         self._table_row: dict[str, Any] | None = None  # goes with a pending table line
@@ -166,13 +173,18 @@ class Recorder:
         retry_every: float | None = 1.0,
         signing_key: SigningKey | None = None,
         head_every: float | None = None,
+        checkpoint_every: int = checkpoint.DEFAULT_EVERY,
+        keep_rounds: int | None = checkpoint.KEEP_ROUNDS,
     ) -> Recorder:
         """Start a new table from its table line, or restart one from the store.
 
         With ``table_line``, a table already in the store must have been set up alike; its
         events are replayed, then its spool's. Without it, ``table_id`` names a table the
         store must hold. ``spool``: the spool file (``AUTO``: :func:`default_spool`; None: no
-        spool, so any database fault refuses events). Raises :class:`StoreError` if the
+        spool, so any database fault refuses events). ``checkpoint_every``: events between
+        checkpoints at most; ``keep_rounds``: settled rounds the engine keeps (None: all, as a
+        replay document needs; the restart then replays from the table line, since a
+        checkpoint holds only the last few). Raises :class:`StoreError` if the
         stored chain does not verify or the table line cannot be made durable, and
         ``ScenarioError`` if the table line is malformed.
 
@@ -192,7 +204,7 @@ class Recorder:
         if spool_path is not None:
             opened, spooled = Spool.open(Path(spool_path), table_id, reserve=spool_reserve)
         try:
-            fold, head = replay_table(store, table_id, body, spooled)
+            fold, head = replay_table(store, table_id, body, spooled, keep_rounds=keep_rounds)
             rec = cls(
                 store,
                 fold,
@@ -201,6 +213,8 @@ class Recorder:
                 clock=clock,
                 on_status=on_status,
                 retry_every=retry_every,
+                checkpoints=checkpoint.Checkpointer(checkpoint_every),
+                keep_rounds=keep_rounds,
             )
             if signing_key is not None:
                 from controller.store.heads import HEAD_EVERY, HeadLog
@@ -211,6 +225,13 @@ class Recorder:
                     signing_key,
                     clock=clock,
                     every=HEAD_EVERY if head_every is None else head_every,
+                )
+            if fold.restored_from is not None:
+                log.info(
+                    "table restored from checkpoint",
+                    table=table_id,
+                    checkpoint=fold.restored_from,
+                    replayed=head[0] - fold.restored_from,
                 )
             rec._adopt(spooled)
             if rec._seq < 0:
@@ -256,13 +277,29 @@ class Recorder:
                 self._table_row = table_row_for(record.event(), record.recorded_at)
                 derived = Derived()
             else:
-                derived = self.fold.apply(record.seq, record.event())[2]
+                derived = self._apply_spooled(record)
             self._pending.append((record, derived))
             self._seq, self._hash = record.seq, record.hash
         if self._pending:
             self._state = "spooling"
             self._reason = "events from the spool not yet in the database"
             self._since = self.clock()
+
+    def _apply_spooled(self, record: ChainRecord) -> Derived:
+        """Apply a spooled event; its derived rows, with the checkpoint it names (taken
+        again from the engine, which must give the digest the event names)."""
+        named = checkpoint.named(record.body)
+        taken = None
+        if named is not None:
+            taken = checkpoint.Checkpoint.of(self.fold)
+            if taken.digest != named or taken.seq != record.seq - 1:
+                raise StoreError(
+                    f"spool {self.spool_path}: event {record.seq} names a checkpoint that the "
+                    "table's state before it does not give"
+                )
+        event, _applied, derived = self.fold.apply(record.seq, record.event())
+        self.checkpoints.done(event.type, taken)
+        return checkpoint.with_checkpoint(derived, taken)
 
     def _start(self, body: dict[str, Any]) -> None:
         """A new table: its table line is the chain's first record, durable before play."""
@@ -322,7 +359,7 @@ class Recorder:
             if self._state == "down" or self._stale:
                 raise StoreDown(self._reason)
             seq = self._seq + 1
-            parsed, body = event_body(event, seq)
+            parsed, body = event_body(checkpoint.without_key(event), seq)
             corrects = body.get("correction_of")
             if corrects is not None and (
                 isinstance(corrects, bool)
@@ -333,6 +370,7 @@ class Recorder:
                     f'table {self.table_id} event {seq}: "correction_of": {corrects!r} names '
                     "no earlier event"
                 )
+            body, taken = self.checkpoints.prepare(self.fold, body)
             record = ChainRecord.make(
                 self.table_id, seq, body, self._hash, recorded_at or self.clock(), corrects
             )
@@ -343,11 +381,13 @@ class Recorder:
                     self._enter("down", f"{self._reason}; {problem}")
                     raise StoreDown(self._reason)
                 applied, derived = self.fold.apply_event(seq, parsed)[1:]
-                self._pending.append((record, derived))
+                self._pending.append((record, checkpoint.with_checkpoint(derived, taken)))
+                self.checkpoints.done(parsed.type, taken)
                 self._seq, self._hash = seq, record.hash
                 self._notify()
                 return Recorded(seq, record.hash, False, applied)
             applied, derived = self.fold.apply_event(seq, parsed)[1:]
+            derived = checkpoint.with_checkpoint(derived, taken)
             try:
                 self.writer.commit([(record, derived)])
             except IntegrityError as exc:
@@ -370,8 +410,10 @@ class Recorder:
                     raise StoreDown(self._reason) from exc
                 self._enter("spooling", reason)
                 self._pending.append((record, derived))
+                self.checkpoints.done(parsed.type, taken)
                 self._seq, self._hash = seq, record.hash
                 return Recorded(seq, record.hash, False, applied)
+            self.checkpoints.done(parsed.type, taken)
             self._seq, self._hash = seq, record.hash
             if self.heads is not None:
                 self.heads.note(seq, record.hash)
@@ -409,6 +451,12 @@ class Recorder:
         for seq, record in pending:
             if seq > after:
                 yield seq, record.event()
+
+    def latest(
+        self, kinds: tuple[str, ...], upto: int, limit: int = 20
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """The newest stored events of these types up to event ``upto``, oldest first."""
+        return checkpoint.latest_events(self.store, self.table_id, kinds, upto, limit)
 
     # ----- the store's health -------------------------------------------------------------
 
@@ -593,7 +641,9 @@ class Recorder:
         """Rebuild the engine from what is durable (the database, then the spooled events),
         taking back an event that was applied but could not be made durable."""
         spooled = [record for record, _ in self._pending]
-        fold, head = replay_table(self.store, self.table_id, None, spooled)
+        fold, head = replay_table(
+            self.store, self.table_id, None, spooled, keep_rounds=self.keep_rounds
+        )
         for record in spooled:
             if record.seq <= head[0]:
                 continue

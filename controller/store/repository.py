@@ -18,7 +18,15 @@ from sqlalchemy.engine import Engine
 
 from controller.store.canonical import ChainRecord, canonical_json
 from controller.store.db import StoreError, open_engine, safe_url
-from controller.store.schema import EVENTS, FLAGS, ROUNDS, SETTLEMENTS, SHOES, TABLES
+from controller.store.schema import (
+    CHECKPOINTS,
+    EVENTS,
+    FLAGS,
+    ROUNDS,
+    SETTLEMENTS,
+    SHOES,
+    TABLES,
+)
 
 if TYPE_CHECKING:
     from controller.store.writer import Writer
@@ -37,6 +45,7 @@ class Derived:
     rounds: list[dict[str, Any]] = field(default_factory=list)
     flags: list[dict[str, Any]] = field(default_factory=list)
     settlements: list[dict[str, Any]] = field(default_factory=list)
+    checkpoints: list[dict[str, Any]] = field(default_factory=list)  # committed with seq + 1
 
     def extend(self, other: Derived) -> None:
         if other is NO_ROWS:
@@ -45,15 +54,17 @@ class Derived:
         self.rounds.extend(other.rounds)
         self.flags.extend(other.flags)
         self.settlements.extend(other.settlements)
+        self.checkpoints.extend(other.checkpoints)
 
     def __bool__(self) -> bool:
-        return bool(self.shoes or self.rounds or self.flags or self.settlements)
+        return bool(self.shoes or self.rounds or self.flags or self.settlements or self.checkpoints)
 
     def clear(self) -> None:
         self.shoes.clear()
         self.rounds.clear()
         self.flags.clear()
         self.settlements.clear()
+        self.checkpoints.clear()
 
 
 NO_ROWS = Derived()  # an event that gave no derived rows (shared, so never to be filled)
@@ -237,10 +248,27 @@ class Store:
             return sqlite.insert(table).on_conflict_do_nothing()
         raise StoreError(f"{self.name}: unsupported database {self.dialect!r}")
 
-    def derived(self, table_id: str, *, first: int = 1, last: int | None = None) -> Derived:
-        """The derived rows stored for a table, optionally only those of events first..last."""
+    def derived(
+        self,
+        table_id: str,
+        *,
+        first: int = 1,
+        last: int | None = None,
+        checkpoints: bool = False,
+    ) -> Derived:
+        """The derived rows stored for a table, optionally only those of events first..last
+        (with ``checkpoints``, the checkpoints committed with those events too)."""
         out = Derived()
         with self.engine.connect() as conn:
+            if checkpoints:
+                query = sa.select(CHECKPOINTS).where(
+                    CHECKPOINTS.c.table_id == table_id, CHECKPOINTS.c.seq >= first - 1
+                )
+                if last is not None:
+                    query = query.where(CHECKPOINTS.c.seq <= last - 1)
+                result = conn.execute(query.order_by(CHECKPOINTS.c.seq))
+                names = tuple(result.keys())
+                out.checkpoints.extend(dict(zip(names, row, strict=True)) for row in result)
             for table, target, seq_col in (
                 (SHOES, out.shoes, "seq"),
                 (ROUNDS, out.rounds, "closed_seq"),

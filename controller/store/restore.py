@@ -1,9 +1,9 @@
 """Rebuilding a table's state from its store: the one way a restart and a recorder's
 rebuild after a fault get it.
 
-Today the stored events are replayed from the table line on (streamed, not held in memory),
-their chain checked as they go. (Checkpointed restores will start from the newest checkpoint
-bound into the chain instead.)
+The table starts from its newest checkpoint bound into the chain (see
+:mod:`controller.store.checkpoint`), or from the table line when it has none, and the stored
+events after it are replayed (streamed, not held in memory), their chain checked as they go.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from controller.events import ScenarioError
+from controller.store import checkpoint
 from controller.store.canonical import GENESIS, ChainRecord
 from controller.store.chain import check_chain
 from controller.store.db import StoreError, describe
@@ -20,17 +21,25 @@ from controller.store.repository import Store
 
 
 def replay_table(
-    store: Store, table_id: str, body: dict[str, Any] | None, spooled: list[ChainRecord]
+    store: Store,
+    table_id: str,
+    body: dict[str, Any] | None,
+    spooled: list[ChainRecord],
+    *,
+    keep_rounds: int | None = None,
 ) -> tuple[Fold, tuple[int, str]]:
     """The table rebuilt from its stored events, and its head (sequence, hash).
 
-    Checks the chain, that a given table line ``body`` matches the stored one, and that the
-    ``spooled`` records agree with what is stored where they overlap. With no stored events,
-    the table starts from the spool's table line, or from ``body``. Raises StoreError.
+    Checks the chain (from the checkpoint used, if any), that a given table line ``body``
+    matches the stored one, and that the ``spooled`` records agree with what is stored where
+    they overlap. With no stored events, the table starts from the spool's table line, or
+    from ``body``. ``keep_rounds``: the rounds the engine keeps (None: all, and then no
+    checkpoint is used, since one holds only the last few). Raises StoreError.
     """
     folds: list[Fold] = []
     spool_from = spooled[0].seq if spooled else None
     spool_hashes = {r.seq: r.hash for r in spooled}
+    start: tuple[int, str, ChainRecord | None] = (0, GENESIS, None)
 
     def apply(record: ChainRecord) -> None:
         overlap = spool_from is not None and record.seq >= spool_from
@@ -43,7 +52,7 @@ def replay_table(
                     f"{store.name}: table {table_id} is stored with the table line "
                     f"{record.body}, not {json.dumps(body, default=str)}"
                 )
-            folds.append(Fold(table_id, stored))
+            folds.append(Fold(table_id, stored, keep_rounds=keep_rounds))
             return
         try:
             folds[0].apply(record.seq, record.event())
@@ -53,7 +62,15 @@ def replay_table(
             ) from exc
 
     try:
-        count, head_hash, problem = check_chain(table_id, store.iter_records(table_id), apply)
+        if keep_rounds is not None:
+            found = _checkpoint(store, table_id, body, keep_rounds, spool_from)
+            if found is not None:
+                fold, before = found
+                folds.append(fold)
+                start = (before.seq + 1, before.hash, before)
+        count, head_hash, problem = check_chain(
+            table_id, store.iter_records(table_id, after=start[0] - 1), apply, start=start
+        )
     except StoreError:
         raise
     except Exception as exc:
@@ -63,7 +80,24 @@ def replay_table(
     if folds:
         return folds[0], (count - 1, head_hash)
     if spooled and spooled[0].seq == 0:
-        return Fold(table_id, spooled[0].event()), (-1, GENESIS)
+        return Fold(table_id, spooled[0].event(), keep_rounds=keep_rounds), (-1, GENESIS)
     if body is not None:
-        return Fold(table_id, body), (-1, GENESIS)
+        return Fold(table_id, body, keep_rounds=keep_rounds), (-1, GENESIS)
     raise StoreError(f"{store.name}: table {table_id} has no events in the store")
+
+
+def _checkpoint(
+    store: Store,
+    table_id: str,
+    body: dict[str, Any] | None,
+    keep_rounds: int,
+    spool_from: int | None,
+) -> tuple[Fold, ChainRecord] | None:
+    """The newest checkpoint to start from (named before the spool's first event, so every
+    event the spool overlaps is replayed and compared), if the stored table line is ``body``'s."""
+    line = store.records(table_id, upto=0)
+    if not line or (body is not None and not same_setup(line[0].event(), body)):
+        return None  # no table yet, or another table line: the replay says which
+    return checkpoint.restore_latest(
+        store, table_id, line[0].event(), keep_rounds=keep_rounds, below=spool_from
+    )

@@ -32,7 +32,16 @@ from typing import Any
 # (SQLAlchemy and Alembic are imported when a command runs: `floorctl floor` lists this
 # module's commands without them.)
 
-STORE_TABLES = ("tables", "events", "shoes", "rounds", "flags", "settlements", "heads")
+STORE_TABLES = (
+    "tables",
+    "events",
+    "shoes",
+    "rounds",
+    "flags",
+    "settlements",
+    "checkpoints",
+    "heads",
+)
 READ_ONLY = ("table_keys", "alembic_version")
 _NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 

@@ -58,7 +58,10 @@ class EventRow(SQLModel, table=True):
     """One event as the table heard it: the append-only, hash-chained log."""
 
     __tablename__ = "events"
-    __table_args__ = (Index("ix_events_recorded_at", "table_id", "recorded_at"),)
+    __table_args__ = (
+        Index("ix_events_recorded_at", "table_id", "recorded_at"),
+        Index("ix_events_type", "table_id", "type", "seq"),
+    )
 
     table_id: str = Field(primary_key=True, max_length=64)
     seq: int = Field(primary_key=True)  # 1 is the table line; no gaps
@@ -131,6 +134,19 @@ class TableKeyRow(SQLModel, table=True):
     registered_at: str = Field(max_length=40)
 
 
+class CheckpointRow(SQLModel, table=True):
+    """A table's state after event ``seq`` (see :mod:`controller.store.checkpoint`): written
+    in the transaction of event ``seq + 1``, whose stored event names ``digest``, so the
+    hash chain covers it."""
+
+    __tablename__ = "checkpoints"
+
+    table_id: str = Field(primary_key=True, max_length=64)
+    seq: int = Field(primary_key=True)  # the last event the state includes
+    digest: str = Field(max_length=64)  # SHA-256 of ``state``
+    state: str = Field(sa_type=Text)  # canonical JSON of the fold's snapshot
+
+
 def table(name: str) -> SATable:
     """The SQLAlchemy Core table of one of the models above, by table name."""
     return SQLModel.metadata.tables[name]
@@ -144,6 +160,15 @@ FLAGS: SATable = table("flags")
 SETTLEMENTS: SATable = table("settlements")
 HEADS: SATable = table("heads")
 TABLE_KEYS: SATable = table("table_keys")
+CHECKPOINTS: SATable = table("checkpoints")
 
 # Every table of the store, in the order a copy must respect (all are insert-only).
-ALL_TABLES: tuple[SATable, ...] = (TABLES, EVENTS, SHOES, ROUNDS, FLAGS, SETTLEMENTS)
+ALL_TABLES: tuple[SATable, ...] = (
+    TABLES,
+    EVENTS,
+    SHOES,
+    ROUNDS,
+    FLAGS,
+    SETTLEMENTS,
+    CHECKPOINTS,
+)

@@ -21,7 +21,15 @@ from dataclasses import dataclass, field
 from controller.store.chain import Problem
 from controller.store.db import StoreError
 from controller.store.repository import Store
-from controller.store.schema import EVENTS, FLAGS, ROUNDS, SETTLEMENTS, SHOES, TABLES
+from controller.store.schema import (
+    CHECKPOINTS,
+    EVENTS,
+    FLAGS,
+    ROUNDS,
+    SETTLEMENTS,
+    SHOES,
+    TABLES,
+)
 from controller.store.verify import verify_table
 from controller.store.witness import SignatureRefused, copy_heads, ship_limit
 
@@ -93,7 +101,7 @@ def ship(
             if not batch:
                 break
             first, last = batch[0].seq, batch[-1].seq
-            derived = src.derived(table_id, first=first, last=last)
+            derived = src.derived(table_id, first=first, last=last, checkpoints=True)
             with dst.engine.begin() as conn:
                 if first == 0:
                     row = src.table_row(table_id)
@@ -105,6 +113,7 @@ def ship(
                     (ROUNDS, derived.rounds),
                     (FLAGS, derived.flags),
                     (SETTLEMENTS, derived.settlements),
+                    (CHECKPOINTS, derived.checkpoints),
                 ):
                     if rows:
                         conn.execute(dst.insert_ignore_statement(table), rows)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.events import ScenarioError
+from controller.store import checkpoint
 from controller.store.canonical import GENESIS, ChainRecord, json_string
 from controller.store.chain import Problem, check_chain
 from controller.store.fold import Fold
@@ -250,38 +251,62 @@ def compare_derived(
     return min(found, key=lambda item: item[0])[1]
 
 
+def _first(*problems: Problem | None) -> Problem | None:
+    found = [p for p in problems if p is not None]
+    return min(found, key=lambda p: p.seq) if found else None
+
+
 def verify_table(
-    store: Store, table_id: str, *, replay: bool = True
+    store: Store, table_id: str, *, replay: bool = True, full: bool = False
 ) -> tuple[TableReport, Problem | None]:
-    """Verify one table: its chain, then (with ``replay``) its derived rows, a batch at a
-    time. Returns the report and the first problem."""
-    walk = ChainWalk(store, table_id, bodies=replay)
+    """Verify one table: its chain and its checkpoints (each named by the event after it,
+    holding the state its digest says), then (with ``replay``) its derived rows, a batch at
+    a time, and (with ``full``) each checkpoint's state against the replay's at its sequence
+    number. Returns the report and the first problem."""
+    replay = replay or full
+    walk = ChainWalk(store, table_id)
+    audit = checkpoint.Audit(store, table_id)
     fold: Fold | None = None
     problem: Problem | None = None
     loads = json.loads
     for batch in walk.batches():
+        found: Problem | None = None
+        for seq, body in batch:
+            found = audit.event(seq, body)
+            if found is not None:
+                break
         if not replay:
+            if found is not None:
+                problem = found
+                break
             continue
         expected = Derived()
         try:
             for seq, body in batch:
                 if fold is None:
-                    fold = Fold(table_id, loads(body))
+                    fold = Fold(table_id, loads(body), keep_rounds=checkpoint.KEEP_ROUNDS)
                     continue
                 expected.extend(fold.apply(seq, loads(body))[2])
+                if full and audit.wants(seq) and (differs := audit.compare(fold)) is not None:
+                    found = _first(found, differs)
+                    break
         except (ScenarioError, ValueError) as exc:
-            problem = Problem(table_id, seq, "malformed", f"cannot be replayed: {exc}")
+            problem = _first(
+                found, Problem(table_id, seq, "malformed", f"cannot be replayed: {exc}")
+            )
             break
         first, last = batch[0][0], batch[-1][0]
         stored = store.derived(table_id, first=first, last=last)
-        problem = compare_derived(table_id, expected, stored, last)
+        problem = _first(found, compare_derived(table_id, expected, stored, last))
         if problem is not None:
             break
     table = TableReport(table_id, walk.events, walk.events - 1, walk.head_hash)
     if walk.problem is not None:
-        return table, walk.problem
+        return table, _first(walk.problem, problem)
     if problem is None and table.events == 0:
         problem = Problem(table_id, 0, "missing", "the store holds no events for this table")
+    if problem is None:
+        problem = audit.finish(table.head_seq)
     if problem is None and replay:
         beyond = store.derived(table_id, first=table.head_seq + 1)
         problem = compare_derived(table_id, Derived(), beyond, table.head_seq)
@@ -293,13 +318,15 @@ def verify_store(
     table_ids: Iterable[str] | None = None,
     *,
     replay: bool = True,
+    full: bool = False,
     progress: Callable[[TableReport], None] | None = None,
 ) -> VerifyReport:
-    """Verify every table in a store (or those named): chain, then derived rows."""
+    """Verify every table in a store (or those named): chain and checkpoints, then derived
+    rows (``replay``), and with ``full`` every checkpoint against the replay."""
     report = VerifyReport()
     ids = list(table_ids) if table_ids is not None else store.table_ids()
     for table_id in ids:
-        table, problem = verify_table(store, table_id, replay=replay)
+        table, problem = verify_table(store, table_id, replay=replay, full=full)
         report.tables.append(table)
         if progress is not None:
             progress(table)

@@ -23,12 +23,26 @@ import sqlalchemy as sa
 from controller.store.canonical import ChainRecord
 from controller.store.db import StoreUnavailable, sqlite_path
 from controller.store.repository import Derived, Store
-from controller.store.schema import EVENTS, FLAGS, ROUNDS, SETTLEMENTS, SHOES, TABLES
+from controller.store.schema import (
+    CHECKPOINTS,
+    EVENTS,
+    FLAGS,
+    ROUNDS,
+    SETTLEMENTS,
+    SHOES,
+    TABLES,
+)
 
 # Free space a SQLite store's disk must have before the store counts as back after a fault.
 PROBE_FREE_BYTES = 1 << 20
 
-_DERIVED = (("shoes", SHOES), ("rounds", ROUNDS), ("flags", FLAGS), ("settlements", SETTLEMENTS))
+_DERIVED = (
+    ("shoes", SHOES),
+    ("rounds", ROUNDS),
+    ("flags", FLAGS),
+    ("settlements", SETTLEMENTS),
+    ("checkpoints", CHECKPOINTS),
+)
 
 
 def _insert(table: sa.Table, mark: str) -> tuple[str, tuple[str, ...]]:

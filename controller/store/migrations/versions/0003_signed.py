@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0003_signed"
-down_revision: str | None = "0001"
+down_revision: str | None = "0002_checkpoints"
 branch_labels: str | None = None
 depends_on: str | None = None
 
