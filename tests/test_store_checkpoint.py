@@ -367,3 +367,22 @@ def test_a_restart_reads_only_the_events_after_its_checkpoint(tmp_path: Path, n:
         TableService(rec)
         assert counter.read <= SCREEN_LOOKBACK
         rec.close()
+
+
+def test_a_fold_state_is_refused_when_of_another_table_or_damaged() -> None:
+    events = game(11, 3)
+    fold = Fold("T1", events[0][0], keep_rounds=checkpoint.KEEP_ROUNDS)
+    for seq, (event, _at) in enumerate(events[1:40], start=1):
+        fold.apply(seq, event)
+    state = fold.snapshot()
+    back = Fold.restore("T1", events[0][0], state)
+    assert back.snapshot() == state and back.restored_from == 39
+    with pytest.raises(ValueError, match="of table 'T1', not 'T2'"):
+        Fold.restore("T2", events[0][0], state)
+    with pytest.raises(ValueError, match="holds an engine at event 39"):
+        Fold.restore("T1", events[0][0], {**state, "seq": 38})
+    engine = {**state["engine"], "rounds_played": 99}
+    with pytest.raises(ValueError, match="digest does not match"):
+        Fold.restore("T1", events[0][0], {**state, "engine": engine})
+    with pytest.raises(ValueError, match="another table setup"):
+        Fold.restore("T1", {**events[0][0], "boxes": 5}, state)

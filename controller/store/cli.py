@@ -226,9 +226,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = subparsers.add_parser(
         "verify",
         help="check an audit store (or an export) has not been changed",
-        description="Check each table's hash chain and that every stored settlement and flag "
-        "is what a replay of the events gives. Exit 0 if intact; 1 naming the first event "
-        "edited, deleted, inserted or reordered, or whose settlement does not match.",
+        description="Check each table's hash chain, its checkpoints against the chain, and "
+        "that every stored settlement and flag is what a replay of the events gives. Exit 0 "
+        "if intact; 1 naming the first event edited, deleted, inserted or reordered, whose "
+        "settlement does not match, or whose checkpoint was altered.",
     )
     p.add_argument("dir", nargs="?", help="an export directory (from floorctl export)")
     p.add_argument("--db", metavar="URL", help="the store: sqlite:///FILE or postgresql://...")

@@ -157,9 +157,7 @@ class Fold:
         seq = state.get("seq")
         if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
             raise ValueError(f"fold state: {seq!r} is not a sequence number")
-        fold = cls.__new__(cls)
-        fold.table_id = table_id
-        fold.setup = parse_setup(setup, 1)
+        fold = cls(table_id, setup)
         fold.table = Table.restore(fold.setup, state.get("engine"), keep_rounds=keep_rounds)
         if fold.table.seq != seq:
             raise ValueError(f"fold state at event {seq} holds an engine at event {fold.table.seq}")
