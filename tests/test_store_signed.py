@@ -40,7 +40,17 @@ from controller.store.recorder import Recorder
 from controller.store.repository import Store
 
 Shift = Callable[..., list[dict[str, Any]]]
-GUARDED = ("events", "settlements", "flags", "rounds", "shoes", "tables", "heads", "table_keys")
+GUARDED = (
+    "events",
+    "settlements",
+    "flags",
+    "rounds",
+    "shoes",
+    "tables",
+    "checkpoints",
+    "heads",
+    "table_keys",
+)
 
 
 @pytest.fixture

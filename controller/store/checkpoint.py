@@ -151,12 +151,13 @@ class CheckpointUnusable(ValueError):
     """A checkpoint that cannot be trusted or restored (why, in the message)."""
 
 
-def stored(store: Store, table_id: str) -> list[tuple[int, str]]:
-    """A table's checkpoints as (sequence, digest), oldest first."""
+def stored(store: Store, table_id: str, *, after: int = -1) -> list[tuple[int, str]]:
+    """A table's checkpoints (of the states after events beyond ``after``) as (sequence,
+    digest), oldest first."""
     with store.engine.connect() as conn:
         rows = conn.execute(
             sa.select(CHECKPOINTS.c.seq, CHECKPOINTS.c.digest)
-            .where(CHECKPOINTS.c.table_id == table_id)
+            .where(CHECKPOINTS.c.table_id == table_id, CHECKPOINTS.c.seq > after)
             .order_by(CHECKPOINTS.c.seq)
         ).all()
     return [(int(s), str(d)) for s, d in rows]
@@ -285,13 +286,14 @@ class Audit:
 
     Each checkpoint must be named by the event after it, hold the state its digest says,
     and (``full``) equal the replay's state at its sequence number; every event naming a
-    checkpoint must have it stored.
+    checkpoint must have it stored. With ``after``, only the checkpoints of the states after
+    the events beyond it (a tail's: the events fed must then start at ``after + 2``).
     """
 
-    def __init__(self, store: Store, table_id: str) -> None:
+    def __init__(self, store: Store, table_id: str, *, after: int = -1) -> None:
         self.store = store
         self.table_id = table_id
-        self.rows = dict(stored(store, table_id))
+        self.rows = dict(stored(store, table_id, after=after))
         self.seen: set[int] = set()
 
     def _problem(self, seq: int, message: str, kind: str = "checkpoint") -> Problem:
