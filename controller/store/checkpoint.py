@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -203,6 +203,25 @@ def _trusted(
     return fold, before
 
 
+def _newest_first(
+    store: Store, table_id: str, upto: int | None, page: int = 16
+) -> Iterator[tuple[int, str]]:
+    """A table's checkpoints (of states up to event ``upto``) as (sequence, digest), newest
+    first, read a page at a time: a restore usually needs only the first."""
+    while True:
+        query = sa.select(CHECKPOINTS.c.seq, CHECKPOINTS.c.digest).where(
+            CHECKPOINTS.c.table_id == table_id
+        )
+        if upto is not None:
+            query = query.where(CHECKPOINTS.c.seq <= upto)
+        with store.engine.connect() as conn:
+            rows = conn.execute(query.order_by(CHECKPOINTS.c.seq.desc()).limit(page)).all()
+        yield from ((int(s), str(d)) for s, d in rows)
+        if len(rows) < page:
+            return
+        upto = int(rows[-1][0]) - 1
+
+
 def restore_latest(
     store: Store,
     table_id: str,
@@ -216,9 +235,7 @@ def restore_latest(
 
     ``setup`` is the stored table line. Each checkpoint skipped is logged as a warning.
     """
-    for seq, digest in reversed(stored(store, table_id)):
-        if below is not None and seq + 1 >= below:
-            continue
+    for seq, digest in _newest_first(store, table_id, None if below is None else below - 2):
         try:
             return _trusted(store, table_id, setup, seq, digest, keep_rounds)
         except CheckpointUnusable as exc:
