@@ -11,6 +11,11 @@ floor copy that has diverged from the source, is refused.
 The table's signed heads go over with its events (see :mod:`controller.store.witness`); when
 the floor's registry holds the table's key, a source whose heads it does not check is refused,
 and only the events under the last signed head are shipped.
+
+What is checked is what is not yet on the floor (:func:`verify_unshipped`,
+:func:`~controller.store.witness.ship_limit`): from the newest checkpoint the floor's copy
+names, and from the floor's last witnessed head, so a run costs the same whatever the table's
+age; the first ship of a table, or one with no usable checkpoint, checks the whole table.
 """
 
 from __future__ import annotations
