@@ -403,3 +403,39 @@ def test_an_honest_unsigned_tail_then_signed_ships(
         assert ship(src, dst).copied == {"T1": TAIL_AFTER}
         assert counts.hashes <= TAIL_AFTER, counts
         assert verify_signed(src, ["T1"], key.public, witness=dst) is None
+
+
+def test_events_shipped_unsigned_before_the_key_was_registered_are_checked_from_the_floor(
+    store_url: str, floor_url: str, events: Events, key: SigningKey, reads: Any
+) -> None:
+    # The floor took events beyond the last signed head while it had no key for the table;
+    # once the key is registered, the next head must cover the floor's copy of them.
+    record(store_url, events[:SHIPPED], key)
+    with Store.open(store_url) as store:
+        rec = Recorder.open(
+            store,
+            table_id="T1",
+            spool=None,
+            retry_every=None,
+            checkpoint_every=EVERY,
+            signing_key=key,
+            head_every=3600,
+        )
+        try:
+            for event, at in events[SHIPPED : SHIPPED + 30]:
+                rec.record(event, recorded_at=at)
+            with Store.open(floor_url) as dst:
+                ship(store, dst)  # no key on the floor: all of it, unsigned events too
+                signed = last_head(dst, "T1")
+                held = dst.head("T1")
+                assert signed is not None and held is not None and signed.size - 1 < held[0]
+                register_key(dst, "T1", key.public, "sup-anna")
+        finally:
+            rec.close()  # signs the rest
+    record(store_url, events[SHIPPED + 30 :], key)
+    with Store.open(store_url) as src, Store.open(floor_url) as dst:
+        counts = reads(src)
+        report = ship(src, dst)
+        assert report.copied == {"T1": TAIL_AFTER - 30} and report.unchecked == []
+        assert counts.hashes <= TAIL_AFTER - 30, counts  # the floor's own hashes before
+        assert verify_signed(src, ["T1"], key.public, witness=dst) is None
