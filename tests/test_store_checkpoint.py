@@ -216,7 +216,7 @@ DAMAGES: dict[str, tuple[Damage, str]] = {
 
 @pytest.mark.parametrize("name", list(DAMAGES))
 def test_a_damaged_checkpoint_is_skipped_and_verify_reports_it(
-    store_url: str, name: str, caplog: pytest.LogCaptureFixture
+    store_url: str, name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     events = game(6, 8)
     record(store_url, events)
@@ -233,7 +233,12 @@ def test_a_damaged_checkpoint_is_skipped_and_verify_reports_it(
         assert report.problem.kind == "checkpoint"
         assert report.problem.seq == seq + 1
         assert words in report.problem.message
+        capsys.readouterr()
         rec, read = reopen(store)
+        logged = capsys.readouterr().out
+        # Warned: the damaged one skipped, or (deleted) its event naming what is not stored.
+        warning = "the store lacks" if name == "deleted" else "checkpoint skipped"
+        assert warning in logged and f"checkpoint={seq}" in logged
         older = stored[-2][0]
         assert rec.fold.restored_from == older  # the next older one, bound and sound
         # (and perhaps the two events of the checkpoint skipped)

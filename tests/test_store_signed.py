@@ -27,6 +27,7 @@ from test_store_verify import TAMPERS
 from controller.cli import main
 from controller.store.api import record_scenario
 from controller.store.canonical import record_hash
+from controller.store.heads import GUARDED as STORE_GUARDED
 from controller.store.heads import HeadLog, load_heads, make_head
 from controller.store.keys import (
     KeyFileError,
@@ -40,17 +41,8 @@ from controller.store.recorder import Recorder
 from controller.store.repository import Store
 
 Shift = Callable[..., list[dict[str, Any]]]
-GUARDED = (
-    "events",
-    "settlements",
-    "flags",
-    "rounds",
-    "shoes",
-    "tables",
-    "checkpoints",
-    "heads",
-    "table_keys",
-)
+# Every table whose guards an intruder must switch off and put back (the store's own list).
+GUARDED = STORE_GUARDED
 
 
 @pytest.fixture
@@ -132,7 +124,16 @@ def rewrite(url: str, log: list[tuple[dict[str, Any], str]], key: SigningKey | N
     with Store.open(url) as store:
         with store.engine.begin() as conn:
             unguard(store, conn)
-            for table in ("settlements", "flags", "rounds", "shoes", "heads", "events", "tables"):
+            for table in (
+                "settlements",
+                "flags",
+                "rounds",
+                "shoes",
+                "checkpoints",
+                "heads",
+                "events",
+                "tables",
+            ):
                 conn.exec_driver_sql(f"DELETE FROM {table}")
         reguard(store)
         times = iter([at for _e, at in log])
@@ -403,6 +404,7 @@ def truncate_and_resign(url: str, first: int, key: SigningKey) -> None:
                 ("flags", "seq"),
                 ("rounds", "closed_seq"),
                 ("shoes", "seq"),
+                ("checkpoints", "seq + 1"),  # committed with the event after it
                 ("events", "seq"),
             ):
                 conn.exec_driver_sql(f"DELETE FROM {table} WHERE {col} >= {first}")
@@ -429,7 +431,7 @@ def test_a_truncated_tail_passes_alone_and_fails_against_the_witness(
     first = 76 if cut == "the last event" else ends[-2] + 1
     truncate_and_resign(signed, first, load_signing_key(keys[0]))
     status, doc = verify(capsys, "--db", signed, "--key", str(keys[1]))
-    assert status == 0, doc  # the table's own log, re-signed, cannot tell
+    assert status == 0, doc["problem"]  # the table's own log, re-signed, cannot tell
     status, doc = verify(capsys, "--db", signed, "--key", str(keys[1]), "--witness", floor_url)
     assert status == 1 and problem(doc) == (first, "deleted"), doc
     assert "which the floor witnessed" in doc["problem"]["message"]

@@ -41,7 +41,17 @@ def replay_table(
     spool_hashes = {r.seq: r.hash for r in spooled}
     start: tuple[int, str, ChainRecord | None] = (0, GENESIS, None)
 
+    known: set[int] | None = None  # the checkpoints stored, when a restart looks for them
+
     def apply(record: ChainRecord) -> None:
+        if known is not None and record.seq - 1 not in known and checkpoint.named(record.body):
+            checkpoint.log.warning(
+                "an event names a checkpoint the store lacks: run floorctl verify",
+                table=table_id,
+                named_by=record.seq,
+                checkpoint=record.seq - 1,
+                store=store.name,
+            )
         overlap = spool_from is not None and record.seq >= spool_from
         if overlap and spool_hashes.get(record.seq, record.hash) != record.hash:
             raise StoreError(f"spool: event {record.seq} differs from the stored one")
@@ -63,6 +73,7 @@ def replay_table(
 
     try:
         if keep_rounds is not None:
+            known = {seq for seq, _digest in checkpoint.stored(store, table_id)}
             found = _checkpoint(store, table_id, body, keep_rounds, spool_from)
             if found is not None:
                 fold, before = found
