@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,12 +151,13 @@ class CheckpointUnusable(ValueError):
     """A checkpoint that cannot be trusted or restored (why, in the message)."""
 
 
-def stored(store: Store, table_id: str) -> list[tuple[int, str]]:
-    """A table's checkpoints as (sequence, digest), oldest first."""
+def stored(store: Store, table_id: str, *, after: int = -1) -> list[tuple[int, str]]:
+    """A table's checkpoints (of the states after events beyond ``after``) as (sequence,
+    digest), oldest first."""
     with store.engine.connect() as conn:
         rows = conn.execute(
             sa.select(CHECKPOINTS.c.seq, CHECKPOINTS.c.digest)
-            .where(CHECKPOINTS.c.table_id == table_id)
+            .where(CHECKPOINTS.c.table_id == table_id, CHECKPOINTS.c.seq > after)
             .order_by(CHECKPOINTS.c.seq)
         ).all()
     return [(int(s), str(d)) for s, d in rows]
@@ -202,6 +203,25 @@ def _trusted(
     return fold, before
 
 
+def _newest_first(
+    store: Store, table_id: str, upto: int | None, page: int = 16
+) -> Iterator[tuple[int, str]]:
+    """A table's checkpoints (of states up to event ``upto``) as (sequence, digest), newest
+    first, read a page at a time: a restore usually needs only the first."""
+    while True:
+        query = sa.select(CHECKPOINTS.c.seq, CHECKPOINTS.c.digest).where(
+            CHECKPOINTS.c.table_id == table_id
+        )
+        if upto is not None:
+            query = query.where(CHECKPOINTS.c.seq <= upto)
+        with store.engine.connect() as conn:
+            rows = conn.execute(query.order_by(CHECKPOINTS.c.seq.desc()).limit(page)).all()
+        yield from ((int(s), str(d)) for s, d in rows)
+        if len(rows) < page:
+            return
+        upto = int(rows[-1][0]) - 1
+
+
 def restore_latest(
     store: Store,
     table_id: str,
@@ -215,9 +235,7 @@ def restore_latest(
 
     ``setup`` is the stored table line. Each checkpoint skipped is logged as a warning.
     """
-    for seq, digest in reversed(stored(store, table_id)):
-        if below is not None and seq + 1 >= below:
-            continue
+    for seq, digest in _newest_first(store, table_id, None if below is None else below - 2):
         try:
             return _trusted(store, table_id, setup, seq, digest, keep_rounds)
         except CheckpointUnusable as exc:
@@ -285,13 +303,14 @@ class Audit:
 
     Each checkpoint must be named by the event after it, hold the state its digest says,
     and (``full``) equal the replay's state at its sequence number; every event naming a
-    checkpoint must have it stored.
+    checkpoint must have it stored. With ``after``, only the checkpoints of the states after
+    the events beyond it (a tail's: the events fed must then start at ``after + 2``).
     """
 
-    def __init__(self, store: Store, table_id: str) -> None:
+    def __init__(self, store: Store, table_id: str, *, after: int = -1) -> None:
         self.store = store
         self.table_id = table_id
-        self.rows = dict(stored(store, table_id))
+        self.rows = dict(stored(store, table_id, after=after))
         self.seen: set[int] = set()
 
     def _problem(self, seq: int, message: str, kind: str = "checkpoint") -> Problem:

@@ -316,44 +316,53 @@ def check_heads(
     key: PublicKey,
     *,
     tail_ok: bool = False,
+    start: tuple[Head, Frontier] | None = None,
 ) -> Problem | None:
     """Check a table's heads against its (already verified) chain of record hashes.
 
     Each head must be signed by ``key``, follow the one before it, and have as root and chain
     head those of the log's first ``size`` events; every event must lie under a head (unless
     ``tail_ok``: the events after the last head, not signed yet, of a table still playing).
+
+    ``start``: a head already trusted (as the floor's last witnessed one) and the frontier of
+    its tree (checked against its root by the caller: :func:`frontier_of`). Then ``heads``
+    are those after it, ``hashes`` start at event ``start[0].size``, and each head's tree is
+    that frontier extended: it extends the trusted head's tree, leaf for leaf.
     """
-    if not heads:
+    prev: Head | None = None
+    frontier = Frontier()
+    last_hash = GENESIS
+    if start is not None:
+        prev, frontier = start[0], start[1].copy()
+        last_hash = prev.chain_head
+    elif not heads:
         return Problem(
             table_id,
             0,
             "unsigned",
             f"the log has no signed head: it is not signed by key {key.key_id[:16]}…",
         )
-    frontier = Frontier()
-    last_hash = GENESIS
-    prev: Head | None = None
-    count = 0
+    count = frontier.size
     source = iter(hashes)
     for head in heads:
-        start = 0 if prev is None else prev.size  # the first event this head adds
+        first = 0 if prev is None else prev.size  # the first event this head adds
         if head.seq != (0 if prev is None else prev.seq + 1):
             want = 0 if prev is None else prev.seq + 1
             return Problem(
-                table_id, start, "head", f"signed head {want} is missing (the next is {head.seq})"
+                table_id, first, "head", f"signed head {want} is missing (the next is {head.seq})"
             )
         if not head.signed_by(key):
             whose = "" if head.key_id == key.key_id else f" (it names key {head.key_id[:16]}…)"
             return Problem(
                 table_id,
-                start,
+                first,
                 "signature",
                 f"head {head.seq} (events 0 to {head.size - 1}) is not signed by key "
                 f"{key.key_id[:16]}…{whose}",
             )
         if head.prev != (GENESIS if prev is None else prev.digest()):
             return Problem(
-                table_id, start, "head", f"head {head.seq} does not follow head {head.seq - 1}"
+                table_id, first, "head", f"head {head.seq} does not follow head {head.seq - 1}"
             )
         if prev is not None and head.size < prev.size:
             return Problem(
@@ -380,9 +389,9 @@ def check_heads(
             later = "" if prev is None else f" (head {prev.seq} still matches)"
             return Problem(
                 table_id,
-                start,
+                first,
                 "rewritten",
-                f"head {head.seq} was signed over another log: events {start} to "
+                f"head {head.seq} was signed over another log: events {first} to "
                 f"{head.size - 1} are not those it signed{later}",
             )
         prev = head

@@ -45,6 +45,7 @@ class RoundRow(SQLModel, table=True):
     """A round that has ended (settled or void)."""
 
     __tablename__ = "rounds"
+    __table_args__ = (Index("ix_rounds_closed_seq", "table_id", "closed_seq"),)
 
     table_id: str = Field(primary_key=True, max_length=64)
     round: int = Field(primary_key=True)
@@ -91,6 +92,7 @@ class SettlementRow(SQLModel, table=True):
     """One settlement row of a round (per player, box, hand and kind)."""
 
     __tablename__ = "settlements"
+    __table_args__ = (Index("ix_settlements_seq", "table_id", "seq"),)
 
     table_id: str = Field(primary_key=True, max_length=64)
     round: int = Field(primary_key=True)

@@ -11,6 +11,11 @@ floor copy that has diverged from the source, is refused.
 The table's signed heads go over with its events (see :mod:`controller.store.witness`); when
 the floor's registry holds the table's key, a source whose heads it does not check is refused,
 and only the events under the last signed head are shipped.
+
+What is checked is what is not yet on the floor (:func:`verify_unshipped`,
+:func:`~controller.store.witness.ship_limit`): from the newest checkpoint the floor's copy
+names, and from the floor's last witnessed head, so a run costs the same whatever the table's
+age; the first ship of a table, or one with no usable checkpoint, checks the whole table.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from controller.store import checkpoint
 from controller.store.chain import Problem
 from controller.store.db import StoreError
 from controller.store.repository import Store
@@ -30,8 +36,30 @@ from controller.store.schema import (
     SHOES,
     TABLES,
 )
-from controller.store.verify import verify_table
+from controller.store.verify import TableReport, verify_table
 from controller.store.witness import SignatureRefused, copy_heads, ship_limit
+
+
+def verify_unshipped(
+    src: Store, table_id: str, floor_seq: int
+) -> tuple[TableReport, Problem | None]:
+    """Verify what ``ship`` has yet to copy of a table whose events up to ``floor_seq`` the
+    floor holds (-1: none), the source's event there having the floor's hash.
+
+    From the newest trustworthy checkpoint named by an event the floor holds
+    (:func:`~controller.store.checkpoint.restore_latest`): the chain from it to the head (it
+    reaches the floor's hash at ``floor_seq``, so the state is the one the floor's copy
+    names), the tail's checkpoints, and its derived rows against a replay from that state.
+    So a ship reads its new events and at most about one checkpoint interval before them.
+    The whole table is verified when the floor holds nothing of it or no such checkpoint
+    is stored.
+    """
+    since = None
+    if floor_seq > 0:
+        setup = src.records(table_id, upto=0)
+        if setup:
+            since = checkpoint.restore_latest(src, table_id, setup[0].event(), below=floor_seq + 1)
+    return verify_table(src, table_id, since=since)
 
 
 class ShipRefused(StoreError):
@@ -65,23 +93,6 @@ def ship(
     report = ShipReport()
     ids = list(table_ids) if table_ids is not None else src.table_ids()
     for table_id in ids:
-        # A recorder may be writing this table now: each of its events is committed with its
-        # derived rows, so everything up to the head verified here is complete.
-        checked, problem = verify_table(src, table_id)
-        if problem is not None:
-            raise ShipRefused(
-                f"{src.name} does not verify, nothing of table {table_id} shipped: {problem}",
-                problem,
-            )
-        src_head = checked.head_seq, checked.head_hash
-        try:
-            limit = ship_limit(src, dst, table_id)
-        except SignatureRefused as exc:
-            raise ShipRefused(f"nothing of table {table_id} shipped: {exc}", exc.problem) from exc
-        if limit is None:
-            report.unchecked.append(table_id)
-        elif limit[0] < src_head[0]:
-            src_head = limit
         floor = dst.head(table_id)
         start = -1
         if floor is not None:
@@ -95,6 +106,23 @@ def ship(
                     + ": the copies have parted; nothing shipped"
                 )
             start = seq
+        # A recorder may be writing this table now: each of its events is committed with its
+        # derived rows, so everything up to the head verified here is complete.
+        checked, problem = verify_unshipped(src, table_id, start)
+        if problem is not None:
+            raise ShipRefused(
+                f"{src.name} does not verify, nothing of table {table_id} shipped: {problem}",
+                problem,
+            )
+        src_head = checked.head_seq, checked.head_hash
+        try:
+            limit = ship_limit(src, dst, table_id, floor_seq=None if floor is None else start)
+        except SignatureRefused as exc:
+            raise ShipRefused(f"nothing of table {table_id} shipped: {exc}", exc.problem) from exc
+        if limit is None:
+            report.unchecked.append(table_id)
+        elif limit[0] < src_head[0]:
+            src_head = limit
         copied = 0
         while start < src_head[0]:
             batch = src.records(table_id, after=start, upto=min(start + batch_size, src_head[0]))

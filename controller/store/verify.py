@@ -87,16 +87,26 @@ class ChainWalk:
     is exhausted, ``events``, ``head_hash`` and ``problem`` say how far the chain held.
     """
 
-    def __init__(self, store: Store, table_id: str, *, bodies: bool = True) -> None:
+    def __init__(
+        self,
+        store: Store,
+        table_id: str,
+        *,
+        bodies: bool = True,
+        start: tuple[int, str] = (0, GENESIS),
+    ) -> None:
         self.store = store
         self.table_id = table_id
         self.bodies = bodies  # False: the batches yielded are empty (a chain-only check)
-        self.events = 0
-        self.head_hash = GENESIS
+        # Where the walk begins: the sequence number expected next and the hash it chains to
+        # (a trusted record's, as a checkpoint's: see verify_table's ``since``).
+        self.start = start
+        self.events = start[0]
+        self.head_hash = start[1]
         self.problem: Problem | None = None
 
     def batches(self) -> Iterator[list[tuple[int, str]]]:
-        expected, prev = 0, GENESIS
+        expected, prev = self.start
         while True:
             for rows in _quiet(self.store.chain_rows(self.table_id, after=expected - 1)):
                 with _no_gc():
@@ -257,16 +267,33 @@ def _first(*problems: Problem | None) -> Problem | None:
 
 
 def verify_table(
-    store: Store, table_id: str, *, replay: bool = True, full: bool = False
+    store: Store,
+    table_id: str,
+    *,
+    replay: bool = True,
+    full: bool = False,
+    since: tuple[Fold, ChainRecord] | None = None,
 ) -> tuple[TableReport, Problem | None]:
     """Verify one table: its chain and its checkpoints (each named by the event after it,
     holding the state its digest says), then (with ``replay``) its derived rows, a batch at
     a time, and (with ``full``) each checkpoint's state against the replay's at its sequence
-    number. Returns the report and the first problem."""
+    number. Returns the report and the first problem.
+
+    ``since``: a trusted checkpoint's fold and the stored event it ends with (as
+    :func:`~controller.store.checkpoint.restore_latest` gives them): only the table's tail
+    after it is checked, from that state (``ship``'s check of what it has not shipped yet).
+    The report's ``events`` then counts the table's records up to its head, as a whole
+    check's does, though only the tail was read.
+    """
     replay = replay or full
-    walk = ChainWalk(store, table_id)
-    audit = checkpoint.Audit(store, table_id)
     fold: Fold | None = None
+    if since is None:
+        walk = ChainWalk(store, table_id)
+        audit = checkpoint.Audit(store, table_id)
+    else:
+        fold, before = since
+        walk = ChainWalk(store, table_id, start=(before.seq + 1, before.hash))
+        audit = checkpoint.Audit(store, table_id, after=before.seq - 1)
     problem: Problem | None = None
     loads = json.loads
     for batch in walk.batches():

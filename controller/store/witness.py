@@ -15,6 +15,7 @@ own log, but not the floor's copy: what they can remove unseen is what was not y
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
@@ -22,8 +23,16 @@ from sqlalchemy.exc import IntegrityError
 
 from controller.store.chain import Problem
 from controller.store.db import StoreError
-from controller.store.heads import Head, check_heads, iter_hashes, load_heads
+from controller.store.heads import (
+    Head,
+    check_heads,
+    frontier_of,
+    iter_hashes,
+    last_head,
+    load_heads,
+)
 from controller.store.keys import PublicKey, public_key_from_pem
+from controller.store.merkle import Frontier
 from controller.store.repository import Store
 from controller.store.schema import HEADS, TABLE_KEYS
 
@@ -76,21 +85,73 @@ def register_key(store: Store, table_id: str, key: PublicKey, by: str) -> None:
         ) from None
 
 
-def ship_limit(src: Store, dst: Store, table_id: str) -> tuple[int, str] | None:
+def ship_limit(
+    src: Store, dst: Store, table_id: str, *, floor_seq: int | None = None
+) -> tuple[int, str] | None:
     """With a key registered on the floor: check the source's heads with it (ShipRefused-worthy
     problems raise StoreError) and return the last signed (seq, hash) to ship up to. None when
-    the floor has no key for the table (its events are shipped unchecked)."""
+    the floor has no key for the table (its events are shipped unchecked).
+
+    When the floor holds the table up to event ``floor_seq`` (the source's event there has
+    the floor's hash: ``ship`` checks it) and a signed head with a frontier that gives its
+    root, only the heads after that one are checked (:func:`witnessed_start`): each signed
+    by the key and its tree the floor's last head's extended by the events it adds (the
+    floor's own up to ``floor_seq``, the source's after). Otherwise the whole log is.
+    """
     key = registered_key(dst, table_id)
     if key is None:
         return None
-    heads = load_heads(src, table_id)
-    problem = check_heads(table_id, heads, iter_hashes(src, table_id), key, tail_ok=True)
+    start = None if floor_seq is None else witnessed_start(src, dst, table_id, key, floor_seq)
+    if start is None:
+        heads = load_heads(src, table_id)
+        hashes = iter_hashes(src, table_id)
+    else:
+        base = start[0]
+        heads = load_heads(src, table_id, after=base.seq)
+        # Events the floor holds are taken from the floor: the new heads must cover its copy.
+        assert floor_seq is not None  # witnessed_start needs it
+        hashes = itertools.chain(
+            iter_hashes(dst, table_id, after=base.size - 1, upto=floor_seq),
+            iter_hashes(src, table_id, after=floor_seq),
+        )
+    problem = check_heads(table_id, heads, hashes, key, tail_ok=True, start=start)
     if problem is not None:
         raise SignatureRefused(
             f"the floor's registered key for table {table_id} does not check its log: {problem}",
             problem,
         )
-    return heads[-1].size - 1, heads[-1].chain_head
+    last = heads[-1] if heads else start[0] if start is not None else None
+    assert last is not None  # check_heads refuses a log with no head at all
+    return last.size - 1, last.chain_head
+
+
+def witnessed_start(
+    src: Store, dst: Store, table_id: str, key: PublicKey, floor_seq: int
+) -> tuple[Head, Frontier] | None:
+    """The floor's last witnessed head of a table and its tree's frontier, to check the
+    source's later heads from (None: there is none usable, check the whole log). Raises
+    SignatureRefused when the source does not hold that head as the floor does."""
+    head = last_head(dst, table_id)
+    if head is None or head.size - 1 > floor_seq or not head.signed_by(key):
+        return None
+    frontier = frontier_of(head)
+    if frontier is None:
+        return None
+    ours = load_heads(src, table_id, after=head.seq - 1)
+    if not ours or ours[0].seq != head.seq or ours[0].public() != head.public():
+        problem = Problem(
+            table_id,
+            head.size - 1,
+            "head",
+            f"signed head {head.seq} (events 0 to {head.size - 1}), which the floor witnessed, "
+            + ("is missing from" if not ours or ours[0].seq != head.seq else "is not the one in")
+            + " the table's log: the copies have parted",
+        )
+        raise SignatureRefused(
+            f"the floor's registered key for table {table_id} does not check its log: {problem}",
+            problem,
+        )
+    return head, frontier
 
 
 class SignatureRefused(StoreError):
@@ -101,20 +162,20 @@ class SignatureRefused(StoreError):
 
 def copy_heads(src: Store, dst: Store, table_id: str, upto: int) -> int:
     """Copy the source's heads over events the floor holds (up to ``upto``); raises StoreError
-    when a head the floor holds is not the source's. Returns how many were copied."""
-    mine = load_heads(src, table_id)
-    theirs = load_heads(dst, table_id)
-    by_seq = {h.seq: h for h in mine}
-    for head in theirs:
-        ours = by_seq.get(head.seq)
-        if ours is None or ours.public() != head.public():
+    when the last head the floor holds is not the source's (the heads before it were compared
+    when they were shipped). Returns how many were copied."""
+    theirs = last_head(dst, table_id)
+    mine = load_heads(src, table_id, after=-1 if theirs is None else theirs.seq - 1)
+    if theirs is not None:
+        ours = mine[0] if mine and mine[0].seq == theirs.seq else None
+        if ours is None or ours.public() != theirs.public():
             raise StoreError(
-                f"{dst.name} holds signed head {head.seq} of table {table_id}, which "
+                f"{dst.name} holds signed head {theirs.seq} of table {table_id}, which "
                 f"{src.name} "
                 + ("lacks" if ours is None else "holds otherwise")
                 + ": the copies have parted"
             )
-    start = theirs[-1].seq if theirs else -1
+    start = theirs.seq if theirs is not None else -1
     new = [h.to_row() for h in mine if h.seq > start and h.size - 1 <= upto]
     if new:
         with dst.engine.begin() as conn:
