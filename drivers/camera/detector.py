@@ -48,10 +48,13 @@ _SHADOW = 0.45  # the deepest shadow on the cloth, against the cloth in the ligh
 _PRINT_NEAR_MM = 5.0  # print-coloured parts of a chip lie this near its other colours
 _PRINT_STROKE_MM = 7.0  # printing thinner than this is taken away (a chip is 39 mm across)
 _SHADE_RANGE = (0.6, 1.6)  # a stack's sides lit against the learned sides' light, at most
-_DARK_FOOT = 0.6  # the confidence at most of a stack with a dark chip at its foot
+_TIE_BREAK = 0.85  # a count the face step chose between two is no surer than this
+_EDGE_DOUBT = 0.6  # the confidence at most of a count whose end chips' edges are in doubt
 _DARK = 0.2  # a chip whose configured colour is darker than this (luminance) is dark
-_RUN_CHANGE = 0.8  # what a change of chip between two bands costs, in colour distance
-_RUN_MARGIN = 1.2  # how much dearer another chip for a band must be for full clarity
+_LIGHT = 2.0  # a grey chip lighter than this is white
+_PRINT_LIKE = 0.12  # a white band this near the print's chromaticity may have been taken for it
+_RUN_CHANGE = 0.4  # what a change of chip between two bands costs, in colour distance
+_RUN_MARGIN = 1.4  # how much dearer another chip for a band must be for full clarity
 _STRAY_MM2 = 120.0  # a thing this large beside the box, where no chip can be, is not nothing
 SIDE_SHADE = 0.7  # a chip's side band against its face, when not learned
 PAPER_WHITE = 0.92  # the printed white's reflectance, against which colours are given
@@ -104,7 +107,7 @@ _CHECK_NOTES = {
     "face_disagrees": "top chip's side and face disagree",
     "face": "the top face's colour is unclear",
     "bands": "a chip's colour is unclear",
-    "dark_foot": "a dark chip at the stack's foot (its edge is lost in the shadow)",
+    "edge_doubt": "a black or white chip at the stack's end: its edge is in doubt",
 }
 
 _LUM_W = np.array([0.114, 0.587, 0.299], np.float32)
@@ -142,7 +145,9 @@ class ChipDetector:
         default=None, init=False, repr=False
     )
     # When a list: each stack read appends (box, its height in chips, its cross-checks).
-    trace: list[tuple[int, float, dict[str, float]]] | None = field(default=None, repr=False)
+    trace: list[tuple[int, float, dict[str, float], dict[str, float]]] | None = field(
+        default=None, repr=False
+    )
 
     def __post_init__(self) -> None:
         cfg = self.cfg
@@ -163,6 +168,9 @@ class ChipDetector:
         )
         self._grey = np.array(
             [_sat(np.array(c.colour[::-1], np.float64) / 255.0) <= _GREY_SAT for c in cfg.chips]
+        )
+        self._light = self._grey & np.array(
+            [float(_lum(np.array(c.colour[::-1], np.float64) / 255.0)) > _LIGHT for c in cfg.chips]
         )
         self._side = np.array([m.side for m in self._models])
         self._felt = np.array(cfg.layout.felt[::-1], np.float64) / 255.0
@@ -383,14 +391,14 @@ class ChipDetector:
         # two in proportion, so the half-way point stays where the edge is), on the columns
         # across the middle of the stack straightened along the rim's curve.
         front = _straight(bgdiff, uc, half, r_px, +1).mean(axis=1)
-        bottom = _crossing(front, int(rows[-1]), +1, reach=8)
+        bottom = _crossing(front, int(rows[-1]), +1, reach=4)
         base = view.layout_of(uc, bottom - r_px)
         top = _crossing(bgdiff[:, round(uc)], int(rows[0]), -1)
         z_top = view.height_at_row(base, top, -1, r_mm)
         # The face is larger than the foot by the parallax's enlargement: its far rim's curve.
         k = view.height_mm / max(view.height_mm - z_top, 1.0)
         back = _straight(bgdiff, uc, half, r_px * k, -1).mean(axis=1)
-        top = _crossing(back, int(rows[0]), -1)
+        top = _crossing(back, int(rows[0]), -1, reach=4)
         z_top = view.height_at_row(base, top, -1, r_mm)
         exact = z_top / chip_h
         # The mask's top and the refined edge must be the same edge (not the printed ring,
@@ -428,8 +436,8 @@ class ChipDetector:
             }
             n = max(steps, key=lambda c: steps[c])
             lead = abs(steps[high] - steps[low]) / max(max(steps.values()), 1e-6)
-            c_count = 0.85 * float(np.clip((lead - 0.3) / 0.3, 0.0, 1.0))
-            c_count *= float(np.clip((0.75 - abs(exact - n)) / 0.25, 0.0, 1.0))
+            c_count = _TIE_BREAK * float(np.clip((lead - 0.3) / 0.3, 0.0, 1.0))
+            c_count *= float(np.clip((0.6 - abs(exact - n)) / 0.2, 0.0, 1.0))
         else:
             c_count = 1.0
         checks["count"] = c_count
@@ -492,19 +500,30 @@ class ChipDetector:
         worst = float(np.min(clarity))
         checks["bands"] = worst
         # A dark chip at the foot shows little edge against the stack's own shadow on the
-        # cloth: the foot found may be the next chip's, and the count one short...
-        # Unless the step from the shaded sides to the lit face is where this count puts
-        # it, and not where one chip more or fewer would.
-        if self._dark[self._values.index(values[0])]:
+        # cloth, and a white chip at the foot or the top little against the layout's light
+        # printing (its side, lit by the cloth, is the print's colour, and is taken away as
+        # print): the edge found may be the next chip's, and the count one short. Such a
+        # count stands only if the step from the shaded sides to the lit face is where it
+        # puts it, and not where one chip more or fewer would.
+        i_foot = self._values.index(values[0])
+        print_like = [
+            i
+            for i in (0, n - 1)
+            if self._light[self._values.index(values[i])]
+            and float(np.linalg.norm(_chroma(medians[i]) - self._print_c)) < _PRINT_LIKE
+        ]
+        if print_like:
+            checks["edge_doubt"] = _EDGE_DOUBT
+        elif self._dark[i_foot]:
             lit = {
                 c: _face_step(profile, view.rim_row(base, c * chip_h, +1, r_mm), step)
                 for c in (n - 1, n, n + 1)
                 if 1 <= c <= lay.max_stack
             }
             if max(lit, key=lambda c: lit[c]) != n:
-                checks["dark_foot"] = _DARK_FOOT
+                checks["edge_doubt"] = _EDGE_DOUBT
         if self.trace is not None:
-            self.trace.append((view.area.box, exact, dict(checks)))
+            self.trace.append((view.area.box, exact, dict(checks), {"sigma": fit[2], "n": n}))
         name = min(checks, key=lambda k: checks[k]) if checks else ""
         conf = checks[name] if checks else 1.0
         return tuple(values), conf, _CHECK_NOTES[name] if conf < 1.0 else ""
