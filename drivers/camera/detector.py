@@ -51,8 +51,7 @@ _SHADE_RANGE = (0.6, 1.6)  # a stack's sides lit against the learned sides' ligh
 _TIE_BREAK = 0.85  # a count the face step chose between two is no surer than this
 _EDGE_DOUBT = 0.6  # the confidence at most of a count whose end chips' edges are in doubt
 _DARK = 0.2  # a chip whose configured colour is darker than this (luminance) is dark
-_LIGHT = 2.0  # a grey chip lighter than this is white
-_PRINT_LIKE = 0.12  # a white band this near the print's chromaticity may have been taken for it
+_DARK_BAND = 0.1  # a foot band darker than this (reflectance), whatever its chip, is in shadow
 _RUN_CHANGE = 0.4  # what a change of chip between two bands costs, in colour distance
 _RUN_MARGIN = 1.4  # how much dearer another chip for a band must be for full clarity
 _STRAY_MM2 = 120.0  # a thing this large beside the box, where no chip can be, is not nothing
@@ -107,7 +106,7 @@ _CHECK_NOTES = {
     "face_disagrees": "top chip's side and face disagree",
     "face": "the top face's colour is unclear",
     "bands": "a chip's colour is unclear",
-    "edge_doubt": "a black or white chip at the stack's end: its edge is in doubt",
+    "edge_doubt": "a dark chip at the stack's foot: its edge is lost in the shadow",
 }
 
 _LUM_W = np.array([0.114, 0.587, 0.299], np.float32)
@@ -168,9 +167,6 @@ class ChipDetector:
         )
         self._grey = np.array(
             [_sat(np.array(c.colour[::-1], np.float64) / 255.0) <= _GREY_SAT for c in cfg.chips]
-        )
-        self._light = self._grey & np.array(
-            [float(_lum(np.array(c.colour[::-1], np.float64) / 255.0)) > _LIGHT for c in cfg.chips]
         )
         self._side = np.array([m.side for m in self._models])
         self._felt = np.array(cfg.layout.felt[::-1], np.float64) / 255.0
@@ -499,22 +495,12 @@ class ChipDetector:
                 checks["face"] = face_clarity
         worst = float(np.min(clarity))
         checks["bands"] = worst
-        # A dark chip at the foot shows little edge against the stack's own shadow on the
-        # cloth, and a white chip at the foot or the top little against the layout's light
-        # printing (its side, lit by the cloth, is the print's colour, and is taken away as
-        # print): the edge found may be the next chip's, and the count one short. Such a
-        # count stands only if the step from the shaded sides to the lit face is where it
-        # puts it, and not where one chip more or fewer would.
+        # A dark chip at the foot, or any chip's foot band as dark as a shadow, shows little
+        # edge against the stack's own shadow on the cloth: the foot found may be the next
+        # chip's, and the count one short. Such a count stands only if the step from the
+        # shaded sides to the lit face is where it puts it, and not a chip above or below.
         i_foot = self._values.index(values[0])
-        print_like = [
-            i
-            for i in (0, n - 1)
-            if self._light[self._values.index(values[i])]
-            and float(np.linalg.norm(_chroma(medians[i]) - self._print_c)) < _PRINT_LIKE
-        ]
-        if print_like:
-            checks["edge_doubt"] = _EDGE_DOUBT
-        elif self._dark[i_foot]:
+        if self._dark[i_foot] or float(_lum(medians[0] / max(scale, 1e-6))) < _DARK_BAND:
             lit = {
                 c: _face_step(profile, view.rim_row(base, c * chip_h, +1, r_mm), step)
                 for c in (n - 1, n, n + 1)
