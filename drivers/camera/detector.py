@@ -47,6 +47,13 @@ _UNCHANGED = 0.05  # largest change of a box's eighth-size image (reflectance) t
 _SHADOW = 0.45  # the deepest shadow on the cloth, against the cloth in the light
 _PRINT_NEAR_MM = 5.0  # print-coloured parts of a chip lie this near its other colours
 _PRINT_STROKE_MM = 7.0  # printing thinner than this is taken away (a chip is 39 mm across)
+_SHADE_RANGE = (0.6, 1.6)  # a stack's sides lit against the learned sides' light, at most
+_TIE_BREAK = 0.85  # a count the face step chose between two is no surer than this
+_EDGE_DOUBT = 0.6  # the confidence at most of a count whose end chips' edges are in doubt
+_DARK = 0.2  # a chip whose configured colour is darker than this (luminance) is dark
+_DARK_BAND = 0.1  # a foot band darker than this (reflectance), whatever its chip, is in shadow
+_RUN_CHANGE = 0.4  # what a change of chip between two bands costs, in colour distance
+_RUN_MARGIN = 1.4  # how much dearer another chip for a band must be for full clarity
 _STRAY_MM2 = 120.0  # a thing this large beside the box, where no chip can be, is not nothing
 SIDE_SHADE = 0.7  # a chip's side band against its face, when not learned
 PAPER_WHITE = 0.92  # the printed white's reflectance, against which colours are given
@@ -90,12 +97,28 @@ class _ChipModel:
     side: FloatArray
 
 
+_CHECK_NOTES = {
+    "width": "stack not as wide as a chip",
+    "count": "stack height between two counts",
+    "edges": "the stack's edges are unclear",
+    "blur": "the bands' colours are uncertain under the blur",
+    "nudge": "the bands read differently when nudged",
+    "face_disagrees": "top chip's side and face disagree",
+    "face": "the top face's colour is unclear",
+    "bands": "a chip's colour is unclear",
+    "edge_doubt": "a dark chip at the stack's foot: its edge is lost in the shadow",
+}
+
 _LUM_W = np.array([0.114, 0.587, 0.299], np.float32)
 
 
 def _chroma(bgr: FloatArray) -> FloatArray:
     s = bgr.sum(axis=-1, keepdims=True) + 0.03
     return np.asarray(bgr / s, np.float64)
+
+
+def _sat(bgr: FloatArray) -> float:
+    return float(np.linalg.norm(_chroma(np.asarray(bgr, np.float64)) - 1 / 3))
 
 
 def _lum(bgr: FloatArray) -> FloatArray:
@@ -120,6 +143,10 @@ class ChipDetector:
     _survey: tuple[dict[int, int], list[StackSurvey]] | None = field(
         default=None, init=False, repr=False
     )
+    # When a list: each stack read appends (box, its height in chips, its cross-checks).
+    trace: list[tuple[int, float, dict[str, float], dict[str, float]]] | None = field(
+        default=None, repr=False
+    )
 
     def __post_init__(self) -> None:
         cfg = self.cfg
@@ -133,6 +160,14 @@ class ChipDetector:
             self._models.append(_ChipModel(chip.value, face, side))
         self._values = [m.value for m in self._models]
         self._face = np.array([m.face for m in self._models])
+        # Which chips are greys (white, black) is the config's to say: a learned dark side
+        # has a tint of whatever light reached it, which is no hue of the chip's.
+        self._dark = np.array(
+            [float(_lum(np.array(c.colour[::-1], np.float64) / 255.0)) < _DARK for c in cfg.chips]
+        )
+        self._grey = np.array(
+            [_sat(np.array(c.colour[::-1], np.float64) / 255.0) <= _GREY_SAT for c in cfg.chips]
+        )
         self._side = np.array([m.side for m in self._models])
         self._felt = np.array(cfg.layout.felt[::-1], np.float64) / 255.0
         self._print = np.array(cfg.layout.print_colour[::-1], np.float64) / 255.0
@@ -352,14 +387,14 @@ class ChipDetector:
         # two in proportion, so the half-way point stays where the edge is), on the columns
         # across the middle of the stack straightened along the rim's curve.
         front = _straight(bgdiff, uc, half, r_px, +1).mean(axis=1)
-        bottom = _crossing(front, int(rows[-1]), +1, reach=8)
+        bottom = _crossing(front, int(rows[-1]), +1, reach=4)
         base = view.layout_of(uc, bottom - r_px)
         top = _crossing(bgdiff[:, round(uc)], int(rows[0]), -1)
         z_top = view.height_at_row(base, top, -1, r_mm)
         # The face is larger than the foot by the parallax's enlargement: its far rim's curve.
         k = view.height_mm / max(view.height_mm - z_top, 1.0)
         back = _straight(bgdiff, uc, half, r_px * k, -1).mean(axis=1)
-        top = _crossing(back, int(rows[0]), -1)
+        top = _crossing(back, int(rows[0]), -1, reach=4)
         z_top = view.height_at_row(base, top, -1, r_mm)
         exact = z_top / chip_h
         # The mask's top and the refined edge must be the same edge (not the printed ring,
@@ -374,10 +409,10 @@ class ChipDetector:
         if n > lay.max_stack:
             return (), 0.0, f"a stack taller than {lay.max_stack} chips"
         # The width of the stack's foot: a chip's, or something else.
-        conf, note = 1.0, ""
+        checks: dict[str, float] = {}
         width = (xb - xa) / ppm
         if abs(width - 2 * r_mm) > 0.3 * 2 * r_mm:
-            conf, note = 0.3, "stack not as wide as a chip"
+            checks["width"] = 0.3
         # The count is the height's: from the near rim of the bottom chip to the far rim of
         # the top face, through the camera's pose. The mask's edges must be the same edges
         # as the refined ones (not the printed ring, a shadow or a chip as dark as the cloth
@@ -397,18 +432,16 @@ class ChipDetector:
             }
             n = max(steps, key=lambda c: steps[c])
             lead = abs(steps[high] - steps[low]) / max(max(steps.values()), 1e-6)
-            c_count = 0.85 * float(np.clip((lead - 0.3) / 0.3, 0.0, 1.0))
-            c_count *= float(np.clip((0.75 - abs(exact - n)) / 0.25, 0.0, 1.0))
+            c_count = _TIE_BREAK * float(np.clip((lead - 0.3) / 0.3, 0.0, 1.0))
+            c_count *= float(np.clip((0.6 - abs(exact - n)) / 0.2, 0.0, 1.0))
         else:
             c_count = 1.0
-        if c_count < conf:
-            conf, note = c_count, "stack height between two counts"
+        checks["count"] = c_count
         bottom_gap = abs(float(rows[-1]) - bottom)
         c_edges = float(
             np.clip(1.0 - (max(top_gap, bottom_gap) - 0.6 * step) / (0.4 * step), 0.0, 1.0)
         )
-        if c_edges < conf:
-            conf, note = c_edges, "the stack's edges are unclear"
+        checks["edges"] = c_edges
         # The bands: the stack's middle, straightened along the rim's curve, row by row (the
         # median across a row leaves out the edge spots), fitted as bands of one colour each
         # between the rims the pose puts them at, blurred as the frame is (so a thin band's
@@ -437,7 +470,7 @@ class ChipDetector:
         # Unblurred as fitted, and as they plainly are: a band whose chip differs between the
         # two is one the blur has made up or hidden.
         if self._band_values(plain, scale)[0] != values:
-            conf, note = min(conf, 0.3), "the bands' colours are uncertain under the blur"
+            checks["blur"] = 0.3
         # The same bands read again with the stack's rims nudged a third of a step up and
         # down: a reading that holds only where the rims happen to fall is not a reading.
         for nudge in (-0.33, 0.33):
@@ -446,7 +479,7 @@ class ChipDetector:
                 profile, moved, moved[-1] - (rims[-1] - rims[0]), bottom + nudge * step
             )
             if again is not None and self._band_values(again[1][:n], scale)[0] != values:
-                conf, note = min(conf, 0.3), "the bands read differently when nudged"
+                checks["nudge"] = 0.3
         # The top face, clear of the inlay in its middle and of the spots at its rim.
         far = view.rim_row(base, n * chip_h, -1, r_mm)
         near = view.rim_row(base, n * chip_h, +1, r_mm)
@@ -454,47 +487,75 @@ class ChipDetector:
         face_clarity = 0.0
         if face_px is not None:
             face = np.median(face_px, axis=0)[None] / max(scale, 1e-6)
-            face_values, face_c = self._classify(face, side=False)
+            face_values, face_c, _ = self._classify(face, side=False)
             face_clarity = float(face_c[0])
             if face_values[0] != values[-1]:
-                conf, note = min(conf, 0.2), "top chip's side and face disagree"
-            elif face_clarity < conf:
-                conf, note = face_clarity, "the top face's colour is unclear"
+                checks["face_disagrees"] = 0.2
+            else:
+                checks["face"] = face_clarity
         worst = float(np.min(clarity))
-        if worst < conf:
-            conf, note = worst, "a chip's colour is unclear"
-        return tuple(values), conf, note
+        checks["bands"] = worst
+        # A dark chip at the foot, or any chip's foot band as dark as a shadow, shows little
+        # edge against the stack's own shadow on the cloth: the foot found may be the next
+        # chip's, and the count one short. Such a count stands only if the step from the
+        # shaded sides to the lit face is where it puts it, and not a chip above or below.
+        i_foot = self._values.index(values[0])
+        if self._dark[i_foot] or float(_lum(medians[0] / max(scale, 1e-6))) < _DARK_BAND:
+            lit = {
+                c: _face_step(profile, view.rim_row(base, c * chip_h, +1, r_mm), step)
+                for c in (n - 1, n, n + 1)
+                if 1 <= c <= lay.max_stack
+            }
+            if max(lit, key=lambda c: lit[c]) != n:
+                checks["edge_doubt"] = _EDGE_DOUBT
+        if self.trace is not None:
+            self.trace.append((view.area.box, exact, dict(checks), {"sigma": fit[2], "n": n}))
+        name = min(checks, key=lambda k: checks[k]) if checks else ""
+        conf = checks[name] if checks else 1.0
+        return tuple(values), conf, _CHECK_NOTES[name] if conf < 1.0 else ""
 
     def _band_values(self, medians: FloatArray, scale: float) -> tuple[list[int], FloatArray]:
         """The chips the bands' colours (bottom first) are, and how clearly each is."""
         n = len(medians)
-        values, clarity = self._classify(medians / max(scale, 1e-6), side=True)
+        values, clarity, _ = self._classify(medians / max(scale, 1e-6), side=True)
         # The sides of one stack share their light: once the chips are known roughly, how
         # bright this stack's sides are against the side colours sets each band's lightness,
         # and a band far darker or lighter than its chip would be here is in doubt.
-        shade = float(
-            np.median(
-                _lum(medians / max(scale, 1e-6))
-                / np.maximum(_lum(self._side[[self._values.index(v) for v in values]]), 1e-3)
-            )
+        # Only the coloured chips' bands say how this stack is lit: a white and a black chip
+        # differ by lightness alone, which a shade taken from them would take away (a black
+        # stack read roughly as white would be lit up to white). And the light on a stack's
+        # sides varies only so much from the cloth's beside it.
+        coloured = np.array([not self._grey[self._values.index(v)] for v in values], bool)
+        if 2 * coloured.sum() <= len(coloured):
+            coloured[:] = True
+        ratios = _lum(medians[coloured] / max(scale, 1e-6)) / np.maximum(
+            _lum(
+                self._side[
+                    [self._values.index(v) for v, c in zip(values, coloured, strict=True) if c]
+                ]
+            ),
+            1e-3,
         )
-        values, clarity = self._classify(
+        shade = float(np.clip(np.median(ratios), *_SHADE_RANGE))
+        _, _, dists = self._classify(
             medians / max(scale * shade, 1e-6), side=True, light_tolerance=1.45
         )
-        # A chip unlike both its neighbours (one white band in a stack of reds) is what a
-        # blurred edge spot looks like: it must be read far more clearly than the rest.
-        clarity = np.array(clarity, np.float64)
-        for i in range(n):
-            around = [values[j] for j in (i - 1, i + 1) if 0 <= j < n]
-            if around and all(v != values[i] for v in around):
-                clarity[i] = min(clarity[i], float(np.clip((clarity[i] - 0.9) / 0.1, 0, 1)))
-        return values, clarity
+        # A stack is a few runs of one chip each, not a chip picked band by band: a band an
+        # edge spot has washed out is its run's chip unless its own colour says otherwise
+        # by more than a change of chip costs. Each band's clarity is how much dearer the
+        # best reading is in which that band is another chip (the chain's min-marginals).
+        labels, gaps = _runs(dists, _RUN_CHANGE)
+        best = dists[np.arange(n), labels]
+        clarity = np.minimum(
+            np.clip(gaps / _RUN_MARGIN, 0.0, 1.0), np.clip((_FIT - best) / 0.5, 0.0, 1.0)
+        )
+        return [self._values[int(i)] for i in labels], clarity
 
     def _classify(
         self, colours: FloatArray, *, side: bool, light_tolerance: float = 2.0
-    ) -> tuple[list[int], FloatArray]:
+    ) -> tuple[list[int], FloatArray, FloatArray]:
         """For each colour (N x 3, reflectance), the chip whose face (or side) it is nearest,
-        and how clearly (0..1).
+        how clearly (0..1), and its distance from every chip (N x chips).
 
         Colours are compared by hue and saturation, which shading leaves alone: a shaded side
         is darker, not another hue, and the edge spots blurred into a band wash its colour
@@ -509,7 +570,7 @@ class ChipDetector:
         cos = (o @ m.T) / np.maximum(sat_o[:, None] * sat_m[None, :], 1e-9)
         hue = np.arccos(np.clip(cos, -1.0, 1.0)) / (math.pi / 4)
         ratio = np.log(np.maximum(sat_o[:, None], 1e-3) / sat_m[None, :])
-        coloured = sat_m[None, :] > _GREY_SAT
+        coloured = ~self._grey[None, :]
         lum_o, lum_m = _lum(colours), _lum(refs)
         d_light = np.abs(np.log((lum_o[:, None] + 0.01) / (lum_m[None, :] + 0.01))) / math.log(3)
         # A coloured chip's lightness varies with its shading, but not by more than about
@@ -535,7 +596,31 @@ class ChipDetector:
         clarity = np.minimum(
             np.clip((second - best) / margin, 0.0, 1.0), np.clip((_FIT - best) / 0.5, 0.0, 1.0)
         )
-        return [self._values[int(i)] for i in order[:, 0]], clarity
+        return [self._values[int(i)] for i in order[:, 0]], clarity, dists
+
+
+def _runs(dists: FloatArray, change: float) -> tuple[npt.NDArray[np.intp], FloatArray]:
+    """The labelling of a chain of bands (n x chips distances, bottom first) that minimises
+    the distances plus ``change`` for each change of chip between neighbours, and for each
+    band how much more the best labelling with that band another chip costs."""
+    n, k = dists.shape
+    switch = change * (1.0 - np.eye(k))  # from chip a (row) to chip b (column)
+    fwd = np.empty((n, k))
+    fwd[0] = dists[0]
+    for i in range(1, n):
+        fwd[i] = dists[i] + (fwd[i - 1][:, None] + switch).min(axis=0)
+    bwd = np.zeros((n, k))
+    for i in range(n - 2, -1, -1):
+        bwd[i] = (switch + (dists[i + 1] + bwd[i + 1])[None, :]).min(axis=1)
+    marg = fwd + bwd  # the best total with band i as each chip
+    labels = np.empty(n, np.intp)
+    labels[-1] = int(np.argmin(fwd[-1]))
+    for i in range(n - 2, -1, -1):
+        labels[i] = int(np.argmin(fwd[i] + switch[:, labels[i + 1]]))
+    own = marg[np.arange(n), labels]
+    other = marg.copy()
+    other[np.arange(n), labels] = np.inf
+    return labels, np.asarray(other.min(axis=1) - own, np.float64)
 
 
 def printed_white(frame: U8Array, fix: LayoutFix) -> FloatArray:

@@ -101,6 +101,20 @@ def _sharpened(grey: U8Array, scale: float) -> U8Array:
     return np.asarray(cv2.addWeighted(big, 2.0, soft, -1.0, 0), np.uint8)
 
 
+def _binarised(grey: U8Array, scale: float) -> U8Array:
+    """The image enlarged ``scale`` times and thresholded against its own neighbourhood (a
+    code blurred by motion or focus keeps its modules' light and dark about their local
+    mean, where a global threshold or a sharpening loses them)."""
+    big = cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+    block = int(31 * scale) | 1
+    return np.asarray(
+        cv2.adaptiveThreshold(
+            big, 255, cv2.ADAPTIVE_THRESH_GAUSSIAN_C, cv2.THRESH_BINARY, block, 0
+        ),
+        np.uint8,
+    )
+
+
 def locate_layout(frame: U8Array, cfg: CameraConfig) -> FiducialSearch:
     """Read the fiducials in ``frame`` (BGR or grey) and fit the layout and the camera."""
     grey = _grey(frame)
@@ -118,7 +132,7 @@ def locate_layout(frame: U8Array, cfg: CameraConfig) -> FiducialSearch:
                 # zbar gives corners on pixel boundaries; OpenCV counts from pixel centres.
                 corners_px[sym.text] = (sym.corners / scale + np.array(offset)) - 0.5
 
-    def look_where_missing() -> None:
+    def look_where_missing(binarise: bool = False) -> None:
         # The codes still missing (small, far, soft): where the ones read put them, enlarged.
         rough = _fit([c for c in by_code if c in corners_px], corners_px, by_code)
         if rough is None:
@@ -137,7 +151,10 @@ def locate_layout(frame: U8Array, cfg: CameraConfig) -> FiducialSearch:
             x0, y0 = max(x0, 0), max(y0, 0)
             x1, y1 = min(x1, grey.shape[1]), min(y1, grey.shape[0])
             if x1 - x0 >= 8 and y1 - y0 >= 8:
-                take_all(_sharpened(grey[y0:y1, x0:x1], 2.5), 2.5, (x0, y0))
+                crop = grey[y0:y1, x0:x1]
+                take_all(_sharpened(crop, 2.5), 2.5, (x0, y0))
+                if binarise and fid.code not in corners_px:
+                    take_all(_binarised(crop, 2.0), 2.0, (x0, y0))
 
     take_all(grey, 1.0)
     if not corners_px:
@@ -147,6 +164,10 @@ def locate_layout(frame: U8Array, cfg: CameraConfig) -> FiducialSearch:
     if len(corners_px) < cfg.min_fiducials:
         take_all(_sharpened(grey, 2.0), 2.0)
         look_where_missing()
+    if len(corners_px) < cfg.min_fiducials:
+        # Blurred codes (a fast pan, soft focus): the frame thresholded locally.
+        take_all(_binarised(grey, 2.0), 2.0)
+        look_where_missing(binarise=True)
     codes = [f.code for f in cfg.fiducials if f.code in corners_px]
     need = cfg.min_fiducials
     unknown_t = tuple(unknown)
