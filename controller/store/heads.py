@@ -153,25 +153,9 @@ def iter_hashes(
     store: Store, table_id: str, *, after: int = -1, upto: int | None = None, batch: int = 50000
 ) -> Iterator[tuple[int, str]]:
     """(seq, record hash) of a table's events in order, straight from the driver."""
-    mark = "?" if store.dialect == "sqlite" else "%s"
-    sql = (
-        f"SELECT seq, hash FROM events WHERE table_id = {mark} AND seq > {mark} "
-        f"AND seq <= {mark} ORDER BY seq LIMIT {int(batch)}"
-    )
-    last, top = after, (upto if upto is not None else 2**62)
-    while True:
-        with store.engine.connect() as conn:
-            cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-            try:
-                cursor.execute(sql, (table_id, last, top))
-                rows = cursor.fetchall()
-            finally:
-                cursor.close()
+    for rows in store.event_pages(table_id, ("seq", "hash"), after=after, upto=upto, batch=batch):
         for seq, digest in rows:
             yield int(seq), str(digest)
-        if len(rows) < batch:
-            return
-        last = int(rows[-1][0])
 
 
 def frontier_of(head: Head) -> Frontier | None:

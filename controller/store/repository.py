@@ -177,9 +177,26 @@ class Store:
     ) -> Iterator[ChainRecord]:
         """A table's records in sequence order, read in batches (straight from the driver:
         this is verify's inner loop)."""
+        for rows in self.event_pages(table_id, _EVENT_COLUMNS, after=after, upto=upto, batch=batch):
+            for t, s, ty, body, rec_at, corr, prev, h in rows:
+                yield ChainRecord(t, s, ty, body, rec_at, corr, prev, h)
+
+    def event_pages(
+        self,
+        table_id: str,
+        columns: Sequence[str],
+        *,
+        after: int = -1,
+        upto: int | None = None,
+        batch: int = 20000,
+    ) -> Iterator[list[Any]]:
+        """The ``columns`` of a table's events after ``after`` (up to ``upto``), in sequence
+        order, as the driver's rows, a page of ``batch`` at a time (``seq`` must be among
+        the columns: the next page starts after the last one's)."""
+        at = list(columns).index("seq")
         mark = "?" if self.dialect == "sqlite" else "%s"
         sql = (
-            f"SELECT {', '.join(_EVENT_COLUMNS)} FROM events WHERE table_id = {mark} "
+            f"SELECT {', '.join(columns)} FROM events WHERE table_id = {mark} "
             f"AND seq > {mark} AND seq <= {mark} ORDER BY seq LIMIT {int(batch)}"
         )
         last = after
@@ -192,11 +209,11 @@ class Store:
                     rows = cursor.fetchall()
                 finally:
                     cursor.close()
-            for t, s, ty, body, rec_at, corr, prev, h in rows:
-                yield ChainRecord(t, s, ty, body, rec_at, corr, prev, h)
+            if rows:
+                yield list(rows)
             if len(rows) < batch:
                 return
-            last = int(rows[-1][1])
+            last = int(rows[-1][at])
 
     def chain_rows(
         self, table_id: str, *, after: int = -1, batch: int = 20000
@@ -216,7 +233,7 @@ class Store:
                     cursor.execute(sql, (table_id, last))
                     rows = list(cursor.fetchall())
                     if rows:
-                        yield rows
+                        yield list(rows)
                     if len(rows) < batch:
                         return
                     last = int(rows[-1][0])
