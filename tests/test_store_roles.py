@@ -12,6 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import STORE_PG_BASE, _pg_conninfo
+from floor_keys import register_key
 
 from controller.cli import main
 from controller.store.api import record_scenario
@@ -99,23 +100,7 @@ def test_the_writer_cannot_undo_the_floors_record(
 ) -> None:
     init(floor_db, capsys)
     private, public, _key = generate_pair(tmp_path / "keys")
-    assert (
-        main(
-            [
-                "floor",
-                "register-key",
-                "--db",
-                floor_db["owner_url"],
-                "--table",
-                "T1",
-                "--key",
-                str(public),
-                "--by",
-                "sup-anna",
-            ]
-        )
-        == 0
-    )
+    assert register_key(floor_db["owner_url"], "T1", public) == 0
     record_scenario(store_sqlite_url, store_shift_events(4), signing_key=private)
     assert main(["ship", "--db", store_sqlite_url, "--to", floor_db["writer_url"]]) == 0
     capsys.readouterr()
@@ -140,20 +125,7 @@ def test_the_table_service_and_ship_work_as_the_writer_and_the_floor_refuses_str
     other_private, _other_public, _ = generate_pair(tmp_path / "other")
     # A table writing straight to the floor database, as the writer, signing as it goes.
     events = store_shift_events(2, "T7")
-    status = main(
-        [
-            "floor",
-            "register-key",
-            "--db",
-            floor_db["owner_url"],
-            "--table",
-            "T7",
-            "--key",
-            str(public),
-            "--by",
-            "sup-anna",
-        ]
-    )
+    status = register_key(floor_db["owner_url"], "T7", public)
     assert status == 0
     record_scenario(floor_db["writer_url"], events, signing_key=private)
     with Store.open(floor_db["writer_url"], create=False) as store:
@@ -191,23 +163,7 @@ def test_the_floors_service_runs_as_the_owner_after_init(
 
     init(floor_db, capsys)
     private, public, _key = generate_pair(tmp_path / "keys")
-    assert (
-        main(
-            [
-                "floor",
-                "register-key",
-                "--db",
-                floor_db["owner_url"],
-                "--table",
-                "T1",
-                "--key",
-                str(public),
-                "--by",
-                "sup-anna",
-            ]
-        )
-        == 0
-    )
+    assert register_key(floor_db["owner_url"], "T1", public) == 0
     events = store_shift_events(2)
     record_scenario(store_sqlite_url, events, signing_key=private)
     assert main(["ship", "--db", store_sqlite_url, "--to", floor_db["writer_url"]]) == 0

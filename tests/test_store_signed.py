@@ -22,6 +22,7 @@ import psycopg
 import pytest
 import sqlalchemy as sa
 from conftest import STORE_PG_BASE, _pg_conninfo
+from floor_keys import register_key
 from test_store_verify import TAMPERS
 
 from controller.cli import main
@@ -471,23 +472,7 @@ def test_the_floor_registry_takes_a_key_once_and_ship_refuses_a_log_it_does_not_
     # An unsigned table whose key is registered is refused too.
     plain = f"sqlite:///{tmp_path}/plain.db"
     record_scenario(plain, store_shift_events(1, "T2"))
-    assert (
-        main(
-            [
-                "floor",
-                "register-key",
-                "--db",
-                floor_url,
-                "--table",
-                "T2",
-                "--key",
-                str(keys[1]),
-                "--by",
-                "sup-anna",
-            ]
-        )
-        == 0
-    )
+    assert register_key(floor_url, "T2", keys[1]) == 0
     status, text = ship(plain, floor_url, capsys)
     assert status == 1 and "no signed head" in text
 
@@ -513,23 +498,7 @@ def test_ship_copies_only_signed_events_once_the_key_is_registered(
             recorder.record(event)
         with Store.open(floor_url):
             pass
-        assert (
-            main(
-                [
-                    "floor",
-                    "register-key",
-                    "--db",
-                    floor_url,
-                    "--table",
-                    "T1",
-                    "--key",
-                    str(keys[1]),
-                    "--by",
-                    "sup-anna",
-                ]
-            )
-            == 0
-        )
+        assert register_key(floor_url, "T1", keys[1]) == 0
         assert ship(store_sqlite_url, floor_url, capsys)[0] == 0
         with Store.open(floor_url) as floor:
             assert floor.head("T1") == (12, load_heads(store, "T1")[-1].chain_head)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from controller.store.migrations import guard_insert_only
+
 revision: str = "0001"
 down_revision: str | None = None
 branch_labels: str | None = None
@@ -82,30 +84,7 @@ def upgrade() -> None:
         sa.Column("returned", sa.String(32), nullable=False),
         sa.Column("net", sa.String(32), nullable=False),
     )
-    dialect = op.get_bind().dialect.name
-    if dialect == "sqlite":
-        for name in INSERT_ONLY:
-            for verb in ("UPDATE", "DELETE"):
-                op.execute(
-                    f"CREATE TRIGGER {name}_no_{verb.lower()} BEFORE {verb} ON {name} "
-                    f"BEGIN SELECT RAISE(ABORT, '{name} is append-only: {verb} refused'); END"
-                )
-    elif dialect == "postgresql":
-        op.execute(
-            "CREATE FUNCTION floorctl_insert_only() RETURNS trigger LANGUAGE plpgsql AS $$ "
-            "BEGIN RAISE EXCEPTION '% is append-only: % refused', TG_TABLE_NAME, TG_OP; END $$"
-        )
-        for name in INSERT_ONLY:
-            op.execute(
-                f"CREATE TRIGGER {name}_no_change BEFORE UPDATE OR DELETE ON {name} "
-                "FOR EACH ROW EXECUTE FUNCTION floorctl_insert_only()"
-            )
-            op.execute(
-                f"CREATE TRIGGER {name}_no_truncate BEFORE TRUNCATE ON {name} "
-                "FOR EACH STATEMENT EXECUTE FUNCTION floorctl_insert_only()"
-            )
-    else:
-        raise RuntimeError(f"audit store: unsupported database {dialect!r}")
+    guard_insert_only(INSERT_ONLY, create_function=True)
 
 
 def downgrade() -> None:

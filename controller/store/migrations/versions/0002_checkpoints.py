@@ -16,6 +16,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from controller.store.migrations import guard_insert_only
+
 revision: str = "0002_checkpoints"
 down_revision: str | None = "0001"
 branch_labels: str | None = None
@@ -31,24 +33,7 @@ def upgrade() -> None:
         sa.Column("state", sa.Text(), nullable=False),
     )
     op.create_index("ix_events_type", "events", ["table_id", "type", "seq"])
-    dialect = op.get_bind().dialect.name
-    if dialect == "sqlite":
-        for verb in ("UPDATE", "DELETE"):
-            op.execute(
-                f"CREATE TRIGGER checkpoints_no_{verb.lower()} BEFORE {verb} ON checkpoints "
-                f"BEGIN SELECT RAISE(ABORT, 'checkpoints is append-only: {verb} refused'); END"
-            )
-    elif dialect == "postgresql":
-        op.execute(
-            "CREATE TRIGGER checkpoints_no_change BEFORE UPDATE OR DELETE ON checkpoints "
-            "FOR EACH ROW EXECUTE FUNCTION floorctl_insert_only()"
-        )
-        op.execute(
-            "CREATE TRIGGER checkpoints_no_truncate BEFORE TRUNCATE ON checkpoints "
-            "FOR EACH STATEMENT EXECUTE FUNCTION floorctl_insert_only()"
-        )
-    else:
-        raise RuntimeError(f"audit store: unsupported database {dialect!r}")
+    guard_insert_only(("checkpoints",))
 
 
 def downgrade() -> None:

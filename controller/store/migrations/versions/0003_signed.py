@@ -12,6 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from controller.store.migrations import guard_insert_only
+
 revision: str = "0003_signed"
 down_revision: str | None = "0002_checkpoints"
 branch_labels: str | None = None
@@ -42,26 +44,7 @@ def upgrade() -> None:
         sa.Column("registered_by", sa.String(64), nullable=False),
         sa.Column("registered_at", sa.String(40), nullable=False),
     )
-    dialect = op.get_bind().dialect.name
-    if dialect == "sqlite":
-        for name in INSERT_ONLY:
-            for verb in ("UPDATE", "DELETE"):
-                op.execute(
-                    f"CREATE TRIGGER {name}_no_{verb.lower()} BEFORE {verb} ON {name} "
-                    f"BEGIN SELECT RAISE(ABORT, '{name} is append-only: {verb} refused'); END"
-                )
-    elif dialect == "postgresql":
-        for name in INSERT_ONLY:  # floorctl_insert_only() is the initial migration's
-            op.execute(
-                f"CREATE TRIGGER {name}_no_change BEFORE UPDATE OR DELETE ON {name} "
-                "FOR EACH ROW EXECUTE FUNCTION floorctl_insert_only()"
-            )
-            op.execute(
-                f"CREATE TRIGGER {name}_no_truncate BEFORE TRUNCATE ON {name} "
-                "FOR EACH STATEMENT EXECUTE FUNCTION floorctl_insert_only()"
-            )
-    else:
-        raise RuntimeError(f"audit store: unsupported database {dialect!r}")
+    guard_insert_only(INSERT_ONLY)
 
 
 def downgrade() -> None:
