@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 import test_store_signed
+from intruder import unguard
 from test_store_checkpoint import game
 
 from controller.store import checkpoint, witness
@@ -221,7 +222,7 @@ def test_damaged_checkpoints_under_the_floor_head_are_passed_over_and_then_refus
 # ----- tampering in the unshipped tail ----------------------------------------------------
 
 
-guards_off = test_store_signed.unguard  # an intruder with the owner's rights
+guards_off = unguard  # an intruder with the owner's rights
 
 
 def tail_checkpoint(store: Store, floor_seq: int) -> int:

@@ -23,12 +23,12 @@ import pytest
 import sqlalchemy as sa
 from conftest import STORE_PG_BASE, _pg_conninfo
 from floor_keys import register_key
+from intruder import reguard, unguard
 from test_store_verify import TAMPERS
 
 from controller.cli import main
 from controller.store.api import record_scenario
 from controller.store.canonical import record_hash
-from controller.store.heads import GUARDED as STORE_GUARDED
 from controller.store.heads import HeadLog, load_heads, make_head
 from controller.store.keys import (
     KeyFileError,
@@ -42,8 +42,6 @@ from controller.store.recorder import Recorder
 from controller.store.repository import Store
 
 Shift = Callable[..., list[dict[str, Any]]]
-# Every table whose guards an intruder must switch off and put back (the store's own list).
-GUARDED = STORE_GUARDED
 
 
 @pytest.fixture
@@ -74,34 +72,6 @@ def floor_url() -> Iterator[str]:
     yield f"{STORE_PG_BASE}{sep}options={quote(f'-csearch_path={schema}')}"
     with psycopg.connect(_pg_conninfo(STORE_PG_BASE), autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
-
-
-def unguard(store: Store, conn: sa.Connection) -> None:
-    """What an intruder with the owner's rights does first: switch the guards off."""
-    if store.dialect == "sqlite":
-        for (name,) in conn.exec_driver_sql(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger'"
-        ).all():
-            conn.exec_driver_sql(f"DROP TRIGGER {name}")
-    else:
-        for table in GUARDED:
-            conn.exec_driver_sql(f"ALTER TABLE {table} DISABLE TRIGGER USER")
-
-
-def reguard(store: Store) -> None:
-    """... and last, puts them back as they were, so that nothing looks amiss."""
-    if store.dialect == "sqlite":
-        with store.engine.begin() as conn:
-            for table in GUARDED:
-                for verb in ("UPDATE", "DELETE"):
-                    conn.exec_driver_sql(
-                        f"CREATE TRIGGER {table}_no_{verb.lower()} BEFORE {verb} ON {table} "
-                        f"BEGIN SELECT RAISE(ABORT, '{table} is append-only: {verb} refused'); END"
-                    )
-    else:
-        with store.engine.begin() as conn:
-            for table in GUARDED:
-                conn.exec_driver_sql(f"ALTER TABLE {table} ENABLE TRIGGER USER")
 
 
 def verify(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from intruder import unguard
 
 from controller.cli import main
 from controller.store.api import record_scenario
@@ -16,18 +17,6 @@ from controller.store.canonical import ChainRecord
 from controller.store.repository import Store
 
 Shift = Callable[..., list[dict[str, Any]]]
-
-
-def unguard(store: Store, conn: sa.Connection) -> None:
-    """Do what an intruder with the database's owner rights would: drop the guards."""
-    if store.dialect == "sqlite":
-        for (name,) in conn.exec_driver_sql(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger'"
-        ).all():
-            conn.exec_driver_sql(f"DROP TRIGGER {name}")
-    else:
-        for table in ("events", "settlements", "flags", "rounds", "shoes", "tables"):
-            conn.exec_driver_sql(f"ALTER TABLE {table} DISABLE TRIGGER USER")
 
 
 def run_verify(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
