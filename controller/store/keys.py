@@ -112,15 +112,20 @@ def generate_pair(directory: Path) -> tuple[Path, Path, SigningKey]:
     return private, public, SigningKey(key._key, str(private))
 
 
+def _read_key_file(path: Path, what: str) -> bytes:
+    """A key file's bytes; :class:`KeyFileError` naming it (``what`` and path) if unreadable."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise KeyFileError(f"{what} {path}: no such file") from None
+    except OSError as exc:
+        raise KeyFileError(f"{what} {path}: cannot read it ({exc.strerror})") from None
+
+
 def load_signing_key(path: Path | str) -> SigningKey:
     """The private key in ``path``; :class:`KeyFileError` naming the file if it cannot be used."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise KeyFileError(f"signing key {path}: no such file") from None
-    except OSError as exc:
-        raise KeyFileError(f"signing key {path}: cannot read it ({exc.strerror})") from None
+    data = _read_key_file(path, "signing key")
     try:
         key = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError):
@@ -136,13 +141,7 @@ def load_signing_key(path: Path | str) -> SigningKey:
 def load_public_key(path: Path | str) -> PublicKey:
     """The public key in ``path`` (a ``table.pub``)."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise KeyFileError(f"public key {path}: no such file") from None
-    except OSError as exc:
-        raise KeyFileError(f"public key {path}: cannot read it ({exc.strerror})") from None
-    return public_key_from_pem(data, str(path))
+    return public_key_from_pem(_read_key_file(path, "public key"), str(path))
 
 
 def public_key_from_pem(data: bytes | str, where: str = "public key") -> PublicKey:
