@@ -73,8 +73,11 @@ def named(body: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def without_key(event: Mapping[str, Any]) -> dict[str, Any]:
-    """An event as the table heard it: without the store's checkpoint field."""
+def without_key(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An event as the table heard it: without the store's checkpoint field (the event
+    itself, not a copy, when it has none: the recorder's hot path)."""
+    if KEY not in event:
+        return event
     return {k: v for k, v in event.items() if k != KEY}
 
 

@@ -206,11 +206,11 @@ class Store:
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
                 try:
                     cursor.execute(sql, (table_id, last, top))
-                    rows = cursor.fetchall()
+                    rows = list(cursor.fetchall())
                 finally:
                     cursor.close()
             if rows:
-                yield list(rows)
+                yield rows
             if len(rows) < batch:
                 return
             last = int(rows[-1][at])
@@ -233,7 +233,7 @@ class Store:
                     cursor.execute(sql, (table_id, last))
                     rows = list(cursor.fetchall())
                     if rows:
-                        yield list(rows)
+                        yield rows
                     if len(rows) < batch:
                         return
                     last = int(rows[-1][0])
