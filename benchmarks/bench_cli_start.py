@@ -26,6 +26,9 @@ COMMANDS = [
     ["simulate", "--help"],
     ["verify", "--help"],
     ["chips", "--help"],
+    ["chips", "detect", "--help"],
+    ["chips", "scene", "--help"],
+    ["calibrate", "--help"],
 ]
 AIM = 8.0
 

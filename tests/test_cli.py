@@ -72,6 +72,12 @@ def _imported_after(argv: list[str]) -> tuple[int, list[str]]:
         ["keygen", "--help"],
         ["prove", "--help"],
         ["verify-proof", "--help"],
+        ["chips", "--help"],
+        ["chips", "render", "--help"],
+        ["chips", "detect", "--help"],
+        ["chips", "scene", "--help"],
+        ["chips", "score", "--help"],
+        ["calibrate", "--help"],
     ],
     ids=lambda a: " ".join(a),
 )

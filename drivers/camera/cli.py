@@ -8,30 +8,21 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import cv2
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from controller import argtypes
 from drivers.camera.config import CameraConfig, CameraConfigError, load_camera_config
-from drivers.camera.detector import BoxReading, ChipDetector, U8Array
-from drivers.camera.fiducials import LayoutFix, locate_layout, verify_fix
-from drivers.camera.learn import (
-    DEFAULT_STACK,
-    instructions,
-    learned_section,
-    measure,
-    parse_placement,
-    plan,
-    verdict,
-    write_learned,
-)
-from drivers.camera.monitor import is_black
-from drivers.camera.overlay import draw_overlay
-from drivers.camera.render import render_frames, render_sequence, write_rendered
-from drivers.camera.score import TruthError, format_scores, overall, score_folder
-from drivers.camera.sources import IMAGE_SUFFIXES, SourceError, open_source
+
+# OpenCV, numpy and the modules built on them are imported by the functions that run the
+# commands, never to parse them: `floorctl chips --help` and `calibrate --help` start without
+# them (tests/test_cli.py checks).
+if TYPE_CHECKING:
+    from drivers.camera.detector import BoxReading, U8Array
+    from drivers.camera.fiducials import LayoutFix
+
+# The same as drivers.camera.learn.DEFAULT_STACK, which cannot be imported to build the parser
+# (learn imports OpenCV); tests/test_camera_cli.py checks the two agree.
+DEFAULT_STACK = 5  # chips in each learning stack
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -129,6 +120,8 @@ def _load(path: Path) -> CameraConfig | None:
 
 
 def _render(args: argparse.Namespace) -> int:
+    from drivers.camera.render import render_frames, render_sequence, write_rendered
+
     cfg = _load(args.config)
     if cfg is None:
         return 2
@@ -149,6 +142,8 @@ def _render(args: argparse.Namespace) -> int:
 
 def _frames(path: Path) -> Iterator[tuple[str, U8Array | None, bool]]:
     """(label, frame, same camera as the previous frame) for every frame under ``path``."""
+    from drivers.camera.sources import IMAGE_SUFFIXES, open_source
+
     if path.is_dir():
         for p in sorted(q for q in path.iterdir() if q.suffix.lower() in IMAGE_SUFFIXES):
             yield str(p), _imread(p), False
@@ -167,6 +162,9 @@ def _frames(path: Path) -> Iterator[tuple[str, U8Array | None, bool]]:
 
 
 def _imread(path: Path) -> U8Array | None:
+    import cv2
+    import numpy as np
+
     frame = cv2.imread(str(path), cv2.IMREAD_COLOR)
     return None if frame is None else np.asarray(frame, np.uint8)
 
@@ -191,6 +189,11 @@ def _detect(args: argparse.Namespace) -> int:
 
 
 def _detect_all(args: argparse.Namespace) -> int:
+    from drivers.camera.detector import ChipDetector
+    from drivers.camera.fiducials import locate_layout, verify_fix
+    from drivers.camera.monitor import is_black
+    from drivers.camera.sources import SourceError
+
     cfg = _load(args.config)
     if cfg is None:
         return 2
@@ -239,6 +242,8 @@ def _detect_all(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from drivers.camera.score import TruthError, format_scores, overall, score_folder
+
     cfg = _load(args.config)
     if cfg is None:
         return 2
@@ -267,6 +272,9 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _grey(frame: U8Array) -> U8Array:
+    import cv2
+    import numpy as np
+
     return np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), np.uint8)
 
 
@@ -296,6 +304,21 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _calibration(args: argparse.Namespace) -> tuple[bool, str]:
+    from drivers.camera.detector import ChipDetector
+    from drivers.camera.fiducials import locate_layout
+    from drivers.camera.learn import (
+        instructions,
+        learned_section,
+        measure,
+        parse_placement,
+        plan,
+        verdict,
+        write_learned,
+    )
+    from drivers.camera.monitor import is_black
+    from drivers.camera.overlay import draw_overlay
+    from drivers.camera.sources import SourceError, open_source
+
     cfg = _load(args.config)
     if cfg is None:
         return False, f"{args.config}: the config cannot be used (see above)"
@@ -386,6 +409,8 @@ def _calibration(args: argparse.Namespace) -> tuple[bool, str]:
 
 
 def _write(path: Path, img: U8Array) -> None:
+    import cv2
+
     path.parent.mkdir(parents=True, exist_ok=True)
     if not cv2.imwrite(str(path), img):
         raise OSError(f"{path}: cannot write the overlay image")

@@ -9,10 +9,13 @@ from pathlib import Path
 
 from controller import argtypes
 from drivers.camera.config import CameraConfigError, load_camera_config
-from drivers.camera.scene.chips import ChipModel
-from drivers.camera.scene.frames import SIZES, SceneRenderer
 from drivers.camera.scene.tiers import TIERS
-from drivers.camera.scene.writer import write_frames
+
+# The renderer (chips, frames, writer) imports OpenCV and numpy, so `_scene` imports it when it
+# runs, never to parse. Its figures the parser needs are repeated here; tests/test_camera_cli.py
+# checks they agree with drivers.camera.scene.frames.SIZES and ChipModel.thickness_mm.
+SIZE_NAMES = ("1280x720", "1920x1080")
+CHIP_THICKNESS_MM = 3.3
 
 
 def add_parser(chips: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,11 +32,11 @@ def add_parser(chips: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     scene.add_argument("--count", type=argtypes.positive_int, default=20, help="frames")
     scene.add_argument("--start", type=argtypes.count, default=0, help="index of the first")
     scene.add_argument("--out", required=True, type=Path, help="folder to write into")
-    scene.add_argument("--size", choices=list(SIZES), default="1280x720", help="resolution")
+    scene.add_argument("--size", choices=list(SIZE_NAMES), default="1280x720", help="resolution")
     scene.add_argument(
         "--chip-thickness",
         type=argtypes.positive_float,
-        default=ChipModel.thickness_mm,
+        default=CHIP_THICKNESS_MM,
         metavar="MM",
         help="thickness of a chip (default %(default)s mm; the diameter is the config's)",
     )
@@ -41,6 +44,10 @@ def add_parser(chips: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def _scene(args: argparse.Namespace) -> int:
+    from drivers.camera.scene.chips import ChipModel
+    from drivers.camera.scene.frames import SIZES, SceneRenderer
+    from drivers.camera.scene.writer import write_frames
+
     try:
         cfg = load_camera_config(args.config)
     except CameraConfigError as err:
