@@ -9,6 +9,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from camera_tables import upright_table
 
 from controller.cli import main as floorctl
 from drivers.camera.config import load_camera_config
@@ -40,10 +41,11 @@ def test_render_writes_each_frame_with_its_true_wagers_beside_it(rendered: Path)
 
 
 def test_detect_reports_each_boxs_amount_chips_and_confidence(
-    rendered: Path, capsys: pytest.CaptureFixture[str]
+    rendered: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     capsys.readouterr()
-    status = floorctl(["chips", "detect", str(rendered), "--config", str(EXAMPLE), "--json"])
+    table = upright_table(tmp_path)  # chips render stands its stacks upright
+    status = floorctl(["chips", "detect", str(rendered), "--config", str(table), "--json"])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert status == 0
     assert len(lines) == 3

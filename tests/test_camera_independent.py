@@ -24,8 +24,10 @@ LEARNED = Path(__file__).resolve().parent / "data" / "camera_learned_tuning.toml
 SEED = 42
 FRAMES = 8
 # Clear boxes read right with confidence, at least, per tier. Measured when written: mild
-# 13 of 52, medium 16 of 49 (the detector before this pass: 10 and 14); a box less allowed.
-FLOORS = {"mild": 12 / 52, "medium": 15 / 49}
+# 13 of 52, medium 16 of 49 (the detector before that pass: 10 and 14). Since stacks may
+# lean (camera.layout.stack_lean_mm), a tall stack's count is unsure unless its seams
+# confirm it: mild 10 of 52, medium 15 of 49; a box less allowed.
+FLOORS = {"mild": 9 / 52, "medium": 14 / 49}
 
 
 @pytest.fixture(scope="module")

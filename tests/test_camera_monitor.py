@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from camera_tables import upright_table
 from structlog.testing import capture_logs
 
 from controller.cli import main as floorctl
@@ -27,8 +28,9 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "config" / "table.example.tom
 
 
 @pytest.fixture(scope="module")
-def cfg() -> CameraConfig:
-    return load_camera_config(EXAMPLE)
+def cfg(tmp_path_factory: pytest.TempPathFactory) -> CameraConfig:
+    # chips render stands its stacks upright (tests/camera_tables.py)
+    return load_camera_config(upright_table(tmp_path_factory.mktemp("table")))
 
 
 def _steps(monitor: CameraMonitor, n: int) -> list[dict[str, Any]]:

@@ -54,6 +54,9 @@ class LayoutSpec:
     chip_diameter_mm: float
     chip_height_mm: float  # one chip's thickness: with the camera's pose it sets each box's step
     max_stack: int
+    # How far a stack may lean, per chip, on this table (mm): along the camera's view a lean
+    # looks like height, so a count such a lean could change is reported unsure.
+    stack_lean_mm: float = 0.25
 
 
 @dataclass(frozen=True)
@@ -239,6 +242,7 @@ def camera_config_from_dict(table: Mapping[str, Any], path: Path) -> CameraConfi
         chip_diameter_mm=lr.number("chip_diameter_mm", 39, low=10, high=100),
         chip_height_mm=lr.number("chip_height_mm", 3.3, low=1, high=10),
         max_stack=lr.integer("max_stack", 20, low=1, high=40),
+        stack_lean_mm=lr.number("stack_lean_mm", 0.25, low=0, high=2),
     )
     _no_fixed_step(lr)
     lr.finish()

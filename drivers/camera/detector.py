@@ -23,10 +23,8 @@ the stack is as wide as a chip, and the box looks the same as in the previous fr
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -50,17 +48,18 @@ _SHADOW = 0.45  # the deepest shadow on the cloth, against the cloth in the ligh
 _PRINT_NEAR_MM = 5.0  # print-coloured parts of a chip lie this near its other colours
 _PRINT_STROKE_MM = 7.0  # printing thinner than this is taken away (a chip is 39 mm across)
 _SHADE_RANGE = (0.6, 1.6)  # a stack's sides lit against the learned sides' light, at most
-_LEAN_MM = 0.0  # a stack leans by up to this much a chip
 _SEAM_AGREE = 0.25  # the seams' count must be this near the height's
-_SEAM_QUALITY = 0.2  # ... and their period this clear
+_SEAM_QUALITY = 1.0  # ... and their period clearer than noise's (_seam_count)
+_SEAM_NOISE = 2.7  # noise's period peak, 99 in 100 (normalised, times the rows' square root)
 _SEAM_LEAN = 0.1  # the count's doubt once the seams agree with it
 _TIE_BREAK = 0.85  # a count the face step chose between two is no surer than this
 _EDGE_DOUBT = 0.6  # the confidence at most of a count whose end chips' edges are in doubt
 _DARK = 0.2  # a chip whose configured colour is darker than this (luminance) is dark
 _DARK_BAND = 0.1  # a foot band darker than this (reflectance), whatever its chip, is in shadow
+_CLOTH_AWAY = 0.05  # cloth beside a box this far from the frame's (chromaticity) is covered
+_DEEP_SHADE = 0.7  # cloth this much darker than the cloth beside the box is in deep shade
+_DARK_SHARE = 0.25  # an empty box with more of it than this is not read as empty
 _RUN_CHANGE = 0.4  # what a change of chip between two bands costs, in colour distance
-_RUN_OWN = 0.5  # a run's cost: this share its bands' own, the rest its mean colour's
-_RUN_AGAIN = 1.0  # what a chip back again after a run of another costs on top
 _RUN_MARGIN = 1.4  # how much dearer another chip for a band must be for full clarity
 _STRAY_MM2 = 120.0  # a thing this large beside the box, where no chip can be, is not nothing
 SIDE_SHADE = 0.7  # a chip's side band against its face, when not learned
@@ -209,12 +208,24 @@ class ChipDetector:
             self._views_for = (id(fix), size)
             self._last = {}
         white = printed_white(frame, fix)
-        boxes = {}
+        patches = []
         for view in self._views:
             patch = cv2.remap(frame, view.maps[0], view.maps[1], cv2.INTER_LINEAR)
-            refl = np.asarray(
-                np.asarray(patch, np.float32) / white.astype(np.float32) * PAPER_WHITE, np.float32
+            patches.append(
+                np.asarray(
+                    np.asarray(patch, np.float32) / white.astype(np.float32) * PAPER_WHITE,
+                    np.float32,
+                )
             )
+        # The cloth's colour in this frame: the middle of the boxes' own (something of the
+        # cloth's hue over one box, a navy sleeve on blue cloth, is not the cloth).
+        beside = [
+            _cloth_beside(refl, view) for refl, view in zip(patches, self._views, strict=True)
+        ]
+        known = [_chroma(c) for c in beside if c is not None]
+        cloth_c = np.median(known, axis=0) if known else _chroma(self._felt)
+        boxes = {}
+        for view, refl in zip(self._views, patches, strict=True):
             # A box that looks as it did in the last frame (a fixed camera, nothing moved:
             # the frame-to-frame agreement) reads as it did; any change reads it afresh.
             thumb = np.asarray(
@@ -228,12 +239,12 @@ class ChipDetector:
             ):
                 boxes[view.area.box] = last[1]
                 continue
-            reading = self._read_box(refl, view)
+            reading = self._read_box(refl, view, cloth_c)
             self._last[view.area.box] = (thumb, reading)
             boxes[view.area.box] = reading
         return FrameReading(boxes, fix)
 
-    def _read_box(self, refl: F32Array, view: BoxView) -> BoxReading:
+    def _read_box(self, refl: F32Array, view: BoxView, cloth_c: FloatArray) -> BoxReading:
         box = view.area.box
 
         def unsure(note: str) -> BoxReading:
@@ -241,10 +252,11 @@ class ChipDetector:
 
         if view.in_view < 0.98:
             return unsure("box not wholly in view")
-        ref = refl[view.felt_ref]
-        if len(ref) < 50:
+        felt_obs = _cloth_beside(refl, view)
+        if felt_obs is None:
             return unsure("no cloth beside the box in view")
-        felt_obs = np.median(ref[:: max(1, len(ref) // 1500)], axis=0).astype(np.float64)
+        if np.linalg.norm(_chroma(felt_obs) - cloth_c) > _CLOTH_AWAY:
+            return unsure("cloth beside the box is covered")
         felt_l = float(_lum(felt_obs))
         if felt_l < 0.01:
             return unsure("too dark to read")
@@ -356,6 +368,13 @@ class ChipDetector:
                     confidence = conf
                 if note:
                     notes.append(note)
+        if not stacks and not notes:
+            # Nothing but cloth: but cloth in shade or something dark of the cloth's own hue
+            # over the box (a navy sleeve on blue cloth) look alike. A box mostly much darker
+            # than the cloth beside it is not read as empty.
+            dark = float(np.mean(shade[view.inside] < _DEEP_SHADE))
+            if dark > _DARK_SHARE:
+                return unsure("the box is in deep shade, or something dark is over it")
         chips: dict[int, int] = {}
         for stack in stacks:
             for v in stack:
@@ -447,11 +466,11 @@ class ChipDetector:
             c_count = 1.0
         checks["count"] = c_count
         # A stack leaning towards or away from the camera looks taller or shorter by the
-        # lean: along the camera's view a lean and a height look alike. Up to _LEAN_MM a
-        # chip, that is n * _LEAN_MM of the step short or long; a count is sure only when
-        # that cannot carry it to the next count, or when the seams between the chips,
+        # lean: along the camera's view a lean and a height look alike. A lean of up to the
+        # table's stack_lean_mm a chip moves the top face n such leans; a count is sure only
+        # when that cannot carry it to the next count, or when the seams between the chips,
         # counted along the side, agree with it (they are where the lean puts them).
-        lean = n * _LEAN_MM * ppm / step
+        lean = n * lay.stack_lean_mm * ppm / step
         near_top = top + (
             view.rim_row(base, n * chip_h, +1, r_mm) - view.rim_row(base, n * chip_h, -1, r_mm)
         )
@@ -531,29 +550,14 @@ class ChipDetector:
             if max(lit, key=lambda c: lit[c]) != n:
                 checks["edge_doubt"] = _EDGE_DOUBT
         if self.trace is not None:
-            self.trace.append(
-                (
-                    view.area.box,
-                    exact,
-                    dict(checks),
-                    {
-                        "sigma": fit[2],
-                        "n": n,
-                        "_profile": profile,
-                        "_bottom": bottom,
-                        "_top": top,
-                        "_depth": view.rim_row(base, n * chip_h, +1, r_mm)
-                        - view.rim_row(base, n * chip_h, -1, r_mm),
-                        "_step": step,
-                    },
-                )
-            )  # DEBUG
+            self.trace.append((view.area.box, exact, dict(checks), {"sigma": fit[2], "n": n}))
         name = min(checks, key=lambda k: checks[k]) if checks else ""
         conf = checks[name] if checks else 1.0
         return tuple(values), conf, _CHECK_NOTES[name] if conf < 1.0 else ""
 
     def _band_values(self, medians: FloatArray, scale: float) -> tuple[list[int], FloatArray]:
         """The chips the bands' colours (bottom first) are, and how clearly each is."""
+        n = len(medians)
         values, clarity, _ = self._classify(medians / max(scale, 1e-6), side=True)
         # The sides of one stack share their light: once the chips are known roughly, how
         # bright this stack's sides are against the side colours sets each band's lightness,
@@ -574,17 +578,15 @@ class ChipDetector:
             1e-3,
         )
         shade = float(np.clip(np.median(ratios), *_SHADE_RANGE))
-
-        def dist(colours: FloatArray) -> FloatArray:
-            return self._classify(
-                colours / max(scale * shade, 1e-6), side=True, light_tolerance=1.45
-            )[2]
-
+        _, _, dists = self._classify(
+            medians / max(scale * shade, 1e-6), side=True, light_tolerance=1.45
+        )
         # A stack is a few runs of one chip each, not a chip picked band by band: a band an
         # edge spot has washed out is its run's chip unless its own colour says otherwise
         # by more than a change of chip costs. Each band's clarity is how much dearer the
         # best reading is in which that band is another chip (the chain's min-marginals).
-        labels, gaps, best = _runs(medians, dist, _RUN_CHANGE)
+        labels, gaps = _runs(dists, _RUN_CHANGE)
+        best = dists[np.arange(n), labels]
         clarity = np.minimum(
             np.clip(gaps / _RUN_MARGIN, 0.0, 1.0), np.clip((_FIT - best) / 0.5, 0.0, 1.0)
         )
@@ -638,96 +640,36 @@ class ChipDetector:
         return [self._values[int(i)] for i in order[:, 0]], clarity, dists
 
 
-_MAX_KINDS = 6  # a stack holds at most this many denominations
-
-
-@lru_cache(maxsize=8)
-def _run_states(
-    k: int,
-) -> tuple[
-    npt.NDArray[np.intp], npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]
-]:
-    """The states of a stack of ``k`` kinds of chip read bottom up as runs: (the chips used
-    so far, the chip now). Returns each state's chip, which states may start a stack, and
-    which changes of state are a run of a chip not used yet, and which a run of one used
-    below (a chip back again)."""
-    states = [
-        (used, cur)
-        for used in range(1, 1 << k)
-        if bin(used).count("1") <= _MAX_KINDS
-        for cur in range(k)
-        if used >> cur & 1
-    ]
-    index = {s: i for i, s in enumerate(states)}
-    chip = np.array([c for _, c in states], np.intp)
-    start = np.array([used == 1 << cur for used, cur in states], bool)
-    new = np.zeros((len(states), len(states)), bool)
-    back = np.zeros_like(new)
-    for i, (used, cur) in enumerate(states):
-        for nxt in range(k):
-            j = index.get((used | 1 << nxt, nxt))
-            if j is not None and nxt != cur:
-                (back if used >> nxt & 1 else new)[i, j] = True
-    return chip, start, new, back
-
-
-def _runs(
-    colours: FloatArray, dist: Callable[[FloatArray], FloatArray], change: float
-) -> tuple[npt.NDArray[np.intp], FloatArray, FloatArray]:
-    """Read a chain of bands (n x 3 colours, bottom first) as runs of one chip each, no chip
-    in two runs (a stack is sorted by its chips: a chip of one kind between two of another
-    is a spot, not a chip), each run read from its bands' colours together (an edge spot or
-    the blur washes out a band, not a run). ``dist`` gives colours' distances from every
-    chip (m x chips). The labelling minimises, over runs, the run's length times its mean
-    colour's distance from its chip, plus ``change`` for each run after the first.
-
-    Returns each band's chip, how much dearer the best labelling with that band another chip
-    is (the min-marginals' gap), and the distance of the run each band is in from its chip."""
-    n = len(colours)
-    cum = np.vstack([np.zeros((1, 3)), np.cumsum(colours, axis=0)])
-    ia, ib = np.triu_indices(n + 1, k=1)  # every run [a, b)
-    length = (ib - ia).astype(np.float64)
-    seg = dist((cum[ib] - cum[ia]) / length[:, None])  # runs x chips
-    k = seg.shape[1]
-    chip, start, new, back = _run_states(k)
-    cost = np.full((n + 1, n + 1, len(chip)), np.inf)
-    bands = np.vstack([np.zeros((1, k)), np.cumsum(dist(colours), axis=0)])
-    mixed = _RUN_OWN * (bands[ib] - bands[ia]) + (1.0 - _RUN_OWN) * length[:, None] * seg
-    cost[ia, ib] = mixed[:, chip]
-    # From one state to another: a run of a new chip, or of one used below (dearer).
-    enter = np.where(new, change, np.where(back, change + _RUN_AGAIN, np.inf))
-    # g[a]: the best cost of bands below a, in each state the run starting at a is in.
-    g = np.full((n + 1, len(chip)), np.inf)
-    g[0] = np.where(start, 0.0, np.inf)
-    fwd = np.full((n + 1, len(chip)), np.inf)
-    for j in range(1, n + 1):
-        fwd[j] = (g[:j] + cost[:j, j]).min(axis=0)
-        g[j] = (fwd[j][:, None] + enter).min(axis=0)
-    # bwd[b]: the best cost of bands from b up, after a run in each state ending at b.
-    bwd = np.zeros((n + 1, len(chip)))
-    for j in range(n - 1, -1, -1):
-        h = (cost[j, j + 1 :] + bwd[j + 1 :]).min(axis=0)
-        bwd[j] = (enter + h[None, :]).min(axis=1)
-    through = g[:, None, :] + cost + bwd[None, :, :]  # best whole labelling with run [a, b)
-    marg = np.full((n, k), np.inf)
-    for i in range(n):
-        best_i = through[: i + 1, i + 1 :].min(axis=(0, 1))
-        for c in range(k):
-            marg[i, c] = best_i[chip == c].min()
+def _runs(dists: FloatArray, change: float) -> tuple[npt.NDArray[np.intp], FloatArray]:
+    """The labelling of a chain of bands (n x chips distances, bottom first) that minimises
+    the distances plus ``change`` for each change of chip between neighbours, and for each
+    band how much more the best labelling with that band another chip costs."""
+    n, k = dists.shape
+    switch = change * (1.0 - np.eye(k))  # from chip a (row) to chip b (column)
+    fwd = np.empty((n, k))
+    fwd[0] = dists[0]
+    for i in range(1, n):
+        fwd[i] = dists[i] + (fwd[i - 1][:, None] + switch).min(axis=0)
+    bwd = np.zeros((n, k))
+    for i in range(n - 2, -1, -1):
+        bwd[i] = (switch + (dists[i + 1] + bwd[i + 1])[None, :]).min(axis=1)
+    marg = fwd + bwd  # the best total with band i as each chip
     labels = np.empty(n, np.intp)
-    fit = np.empty(n)
-    state, end = int(np.argmin(fwd[n])), n
-    while end > 0:
-        begin = int(np.argmin(g[:end, state] + cost[:end, end, state]))
-        labels[begin:end] = chip[state]
-        fit[begin:end] = cost[begin, end, state] / (end - begin)
-        if begin > 0:
-            state = int(np.argmin(fwd[begin] + enter[:, state]))
-        end = begin
+    labels[-1] = int(np.argmin(fwd[-1]))
+    for i in range(n - 2, -1, -1):
+        labels[i] = int(np.argmin(fwd[i] + switch[:, labels[i + 1]]))
     own = marg[np.arange(n), labels]
     other = marg.copy()
     other[np.arange(n), labels] = np.inf
-    return labels, np.asarray(other.min(axis=1) - own, np.float64), fit
+    return labels, np.asarray(other.min(axis=1) - own, np.float64)
+
+
+def _cloth_beside(refl: F32Array, view: BoxView) -> FloatArray | None:
+    """The colour of the cloth beside a box (the median of its reference cloth), if in view."""
+    ref = refl[view.felt_ref]
+    if len(ref) < 50:
+        return None
+    return np.median(ref[:: max(1, len(ref) // 1500)], axis=0).astype(np.float64)
 
 
 def printed_white(frame: U8Array, fix: LayoutFix) -> FloatArray:
@@ -904,7 +846,8 @@ def _seam_count(
 ) -> tuple[float | None, float]:
     """The chips counted by the seams along a stack's side: the period of the side's
     lightness between the top face's near rim and the foot (searched from 0.7 to 1.4 of the
-    pose's step), as a count, and how clear that period is (0..1)."""
+    pose's step), as a count, and how clear that period is against noise (1: clearer than
+    noise alone would be, 99 times in 100)."""
     lum = profile @ np.array([0.114, 0.587, 0.299])
     ys = np.arange(math.ceil(near_top) + 1, math.floor(bottom))
     ys = ys[(ys >= 0) & (ys < len(lum))]
@@ -917,8 +860,11 @@ def _seam_count(
     pitches = np.linspace(0.7 * step, 1.4 * step, 141)
     mag = np.abs(np.exp(2j * np.pi * ys[None, :] / pitches[:, None]) @ w)
     best = int(np.argmax(mag))
-    quality = float(mag[best] / (np.linalg.norm(w) * math.sqrt(len(ys)) + 1e-9))
-    return (bottom - near_top) / float(pitches[best]), quality
+    # The peak against what noise alone gives over this many rows (its 99th percentile,
+    # measured: 2.7 / sqrt(rows) of the normalised peak): 1 or more, a period noise would
+    # show once in a hundred stacks at most.
+    peak = float(mag[best] / (np.linalg.norm(w) * math.sqrt(len(ys)) + 1e-9))
+    return (bottom - near_top) / float(pitches[best]), peak * math.sqrt(len(ys)) / _SEAM_NOISE
 
 
 def _face_step(profile: FloatArray, rim: float, step: float) -> float:
