@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 
 import cv2
@@ -213,6 +214,17 @@ def test_score_prints_each_tier_and_overall_from_the_truth_files(
     assert overall["exact"] + overall["misread"] + overall["unsure"] == overall["boxes"]
     assert overall["misread"] == 0 and overall["fiducial_failures"] == 0
     assert overall["fps"] > 0
+    # The boxes with chips, counted from the truth files themselves.
+    with_chips = 0
+    for truth_file in tmp_path.glob("frame_*.json"):
+        t = json.loads(truth_file.read_text())
+        occluded = set(t.get("occluded", []))
+        with_chips += sum(
+            Decimal(b["amount"]) > 0 for k, b in t["boxes"].items() if int(k) not in occluded
+        )
+    assert overall["with_chips"] == with_chips > 0
+    assert overall["exact_with_chips"] <= min(overall["exact"], with_chips)
+    assert overall["exact"] - overall["exact_with_chips"] <= overall["boxes"] - with_chips
     # The same frame read twice, scored twice alike.
     copied = doc["tiers"]["copied"]
     assert copied["exact"] <= 7

@@ -10,7 +10,8 @@ it put them), as the table service does.
 
 Per tier, and overall:
 - exact: boxes clear of hands whose total was read right with at least the operating
-  confidence (``min_confidence``);
+  confidence (``min_confidence``); and apart, of the boxes clear of hands with chips in them
+  (an empty box is most of the exact ones on most tables: so the boxes with a wager);
 - misread: boxes (any, covered or not) read wrong with at least that confidence — the readings
   that would reach the round engine;
 - unsure: boxes clear of hands read below it (the table falls back to the dealer's entry);
@@ -48,6 +49,8 @@ class TierScore:
     frames: int = 0
     boxes: int = 0  # clear of hands
     exact: int = 0
+    with_chips: int = 0  # clear of hands, with chips in them
+    exact_with_chips: int = 0
     misread: int = 0  # confident and wrong, clear boxes
     misread_covered: int = 0  # confident and wrong, under a hand
     unsure: int = 0
@@ -61,6 +64,8 @@ class TierScore:
         self.frames += other.frames
         self.boxes += other.boxes
         self.exact += other.exact
+        self.with_chips += other.with_chips
+        self.exact_with_chips += other.exact_with_chips
         self.misread += other.misread
         self.misread_covered += other.misread_covered
         self.unsure += other.unsure
@@ -76,6 +81,11 @@ class TierScore:
             "boxes": self.boxes,
             "exact": self.exact,
             "exact_share": self.exact / self.boxes if self.boxes else None,
+            "with_chips": self.with_chips,
+            "exact_with_chips": self.exact_with_chips,
+            "exact_with_chips_share": (
+                self.exact_with_chips / self.with_chips if self.with_chips else None
+            ),
             "misread": self.misread,
             "misread_covered": self.misread_covered,
             "unsure": self.unsure,
@@ -170,8 +180,10 @@ def score_folder(folder: Path, cfg: CameraConfig) -> dict[str, TierScore]:
         score.frames += 1
         if frame is None:
             score.fiducial_failures += 1
-            score.boxes += len(boxes - truth.occluded)
-            score.unsure += len(boxes - truth.occluded)
+            clear = boxes - truth.occluded
+            score.boxes += len(clear)
+            score.with_chips += sum(truth.amounts.get(b, Decimal(0)) > 0 for b in clear)
+            score.unsure += len(clear)
             continue
         t0 = time.perf_counter()
         frame_size = (frame.shape[1], frame.shape[0])
@@ -202,8 +214,10 @@ def score_folder(folder: Path, cfg: CameraConfig) -> dict[str, TierScore]:
                     score.misread_covered += 1
                 continue
             score.boxes += 1
+            score.with_chips += true_amount > 0
             if sure and right:
                 score.exact += 1
+                score.exact_with_chips += true_amount > 0
             elif sure:
                 score.misread += 1
                 if len(score.examples) < 5 and r is not None:
@@ -226,6 +240,7 @@ def overall(tiers: dict[str, TierScore]) -> TierScore:
 def format_scores(tiers: dict[str, TierScore], min_confidence: float) -> str:
     head = (
         f"{'tier':<12} {'frames':>6} {'size':>10} {'boxes':>6} {'exact':>15} "
+        f"{'with chips: exact':>24} "
         f"{'misread':>8} {'unsure':>7} {'covered(misread)':>17} {'fid.fail':>8} {'fps':>7}"
     )
     lines = [f"operating confidence {min_confidence:g}", head]
@@ -234,8 +249,13 @@ def format_scores(tiers: dict[str, TierScore], min_confidence: float) -> str:
         share = f"{100 * s.exact / s.boxes:6.2f}%" if s.boxes else "     -"
         fps = f"{s.frames / s.seconds:7.1f}" if s.seconds else "      -"
         sizes = ",".join(f"{w}x{h}" for w, h in sorted(s.sizes)) or "-"
+        chips = f"{s.exact_with_chips}/{s.with_chips}"
+        chips_share = (
+            f"{100 * s.exact_with_chips / s.with_chips:6.2f}%" if s.with_chips else "     -"
+        )
         lines.append(
             f"{name:<12} {s.frames:>6} {sizes:>10} {s.boxes:>6} {s.exact:>6} {share:>8} "
+            f"{chips:>15} {chips_share:>8} "
             f"{s.misread:>8} {s.unsure:>7} {s.covered:>8}({s.misread_covered:>3}) "
             f"{s.fiducial_failures:>12} {fps}"
         )
