@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -108,6 +109,14 @@ def own_renderer(cfg: CameraConfig, work: Path, args: argparse.Namespace) -> Non
         tiers = {f"own-{size[1]}p": t for t in tiers.values()}
         _print_scores(
             f"own renderer, {count} stills at {size[0]}x{size[1]} (seed {seed})", tiers, cfg
+        )
+        # That renderer stands its stacks upright; so does a table where stacks are squared.
+        upright = replace(cfg, layout=replace(cfg.layout, stack_lean_mm=0.0))
+        tiers = {f"own-{size[1]}p": t for t in score_folder(out, upright).values()}
+        _print_scores(
+            "  the same, read by a table whose stacks stand straight (stack_lean_mm = 0)",
+            tiers,
+            upright,
         )
         # A fixed camera's video: fresh noise every frame, a hand passing every 25 frames, a
         # box's chips changed every 40.

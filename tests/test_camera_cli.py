@@ -244,19 +244,6 @@ def test_score_refuses_a_folder_without_truths_and_a_broken_truth(
     assert "box 9 is not on this config's layout" in capsys.readouterr().err
 
 
-def test_the_parsers_figures_agree_with_the_modules_they_stand_in_for() -> None:
-    # the CLI repeats these so that parsing it imports no OpenCV (see tests/test_cli.py)
-    from drivers.camera import cli as camera_cli
-    from drivers.camera.learn import DEFAULT_STACK
-    from drivers.camera.scene import cli as scene_cli
-    from drivers.camera.scene.chips import ChipModel
-    from drivers.camera.scene.frames import SIZES
-
-    assert DEFAULT_STACK == camera_cli.DEFAULT_STACK
-    assert tuple(SIZES) == scene_cli.SIZE_NAMES
-    assert ChipModel.thickness_mm == scene_cli.CHIP_THICKNESS_MM
-
-
 def test_the_package_s_names_are_the_modules_own() -> None:
     import importlib
 

@@ -11,7 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller import argtypes
-from drivers.camera.config import CameraConfig, CameraConfigError, load_camera_config
+from drivers.camera.config import (
+    LEARNING_STACK,
+    CameraConfig,
+    CameraConfigError,
+    load_camera_config,
+)
 
 # OpenCV, numpy and the modules built on them are imported by the functions that run the
 # commands, never to parse them: `floorctl chips --help` and `calibrate --help` start without
@@ -19,10 +24,6 @@ from drivers.camera.config import CameraConfig, CameraConfigError, load_camera_c
 if TYPE_CHECKING:
     from drivers.camera.detector import BoxReading, U8Array
     from drivers.camera.fiducials import LayoutFix
-
-# The same as drivers.camera.learn.DEFAULT_STACK, which cannot be imported to build the parser
-# (learn imports OpenCV); tests/test_camera_cli.py checks the two agree.
-DEFAULT_STACK = 5  # chips in each learning stack
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -86,8 +87,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cal.add_argument(
         "--stack",
         type=argtypes.positive_int,
-        default=DEFAULT_STACK,
-        help=f"chips in each learning stack (default {DEFAULT_STACK})",
+        default=LEARNING_STACK,
+        help=f"chips in each learning stack (default {LEARNING_STACK})",
     )
     cal.add_argument(
         "--write",

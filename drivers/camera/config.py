@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# The stack of each denomination a technician places to learn the table (calibrate --learn).
+LEARNING_STACK = 5
+
 _HEX = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 

@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from drivers.camera.scene.layout import srgb_to_linear
 from drivers.camera.scene.lighting import F32, F64, Lighting, direct, remap_points, sky
+from drivers.camera.scene.tiers import CHIP_THICKNESS_MM
 
 I64 = npt.NDArray[np.int64]
 
@@ -38,7 +39,7 @@ class ChipModel:
     """The physical chip: the sizes are settings (a real casino chip is 39 x 3.3 mm)."""
 
     diameter_mm: float = 39.0
-    thickness_mm: float = 3.3
+    thickness_mm: float = CHIP_THICKNESS_MM
     edge_mm: float = 0.6  # radius of the rounded edges
     inlay_mm: float = 25.0  # diameter of the printed inlay
     face_gloss: float = 0.035  # specular strength of the clay and of the laminate inlay

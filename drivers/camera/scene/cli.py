@@ -9,13 +9,10 @@ from pathlib import Path
 
 from controller import argtypes
 from drivers.camera.config import CameraConfigError, load_camera_config
-from drivers.camera.scene.tiers import TIERS
+from drivers.camera.scene.tiers import CHIP_THICKNESS_MM, SIZES, TIERS
 
-# The renderer (chips, frames, writer) imports OpenCV and numpy, so `_scene` imports it when it
-# runs, never to parse. Its figures the parser needs are repeated here; tests/test_camera_cli.py
-# checks they agree with drivers.camera.scene.frames.SIZES and ChipModel.thickness_mm.
-SIZE_NAMES = ("1280x720", "1920x1080")
-CHIP_THICKNESS_MM = 3.3
+# The renderer (chips, frames, writer) imports OpenCV and numpy: `_scene` imports it when it runs,
+# never to parse.
 
 
 def add_parser(chips: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,7 +29,7 @@ def add_parser(chips: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     scene.add_argument("--count", type=argtypes.positive_int, default=20, help="frames")
     scene.add_argument("--start", type=argtypes.count, default=0, help="index of the first")
     scene.add_argument("--out", required=True, type=Path, help="folder to write into")
-    scene.add_argument("--size", choices=list(SIZE_NAMES), default="1280x720", help="resolution")
+    scene.add_argument("--size", choices=list(SIZES), default="1280x720", help="resolution")
     scene.add_argument(
         "--chip-thickness",
         type=argtypes.positive_float,

@@ -27,10 +27,8 @@ from drivers.camera.scene.sampling import (
     session_pose,
     setup,
 )
-from drivers.camera.scene.tiers import TIERS, Tier
+from drivers.camera.scene.tiers import SIZES, TIERS, Tier
 from drivers.camera.scene.truth import truth
-
-SIZES = {"1280x720": (1280, 720), "1920x1080": (1920, 1080)}
 
 __all__ = ["SESSION_FRAMES", "SIZES", "SceneFrame", "SceneRenderer"]
 

@@ -12,6 +12,10 @@ from dataclasses import asdict, dataclass
 
 Range = tuple[float, float]
 
+# The frame sizes the set is rendered at, and its chips' thickness unless told otherwise.
+SIZES = {"1280x720": (1280, 720), "1920x1080": (1920, 1080)}
+CHIP_THICKNESS_MM = 3.3
+
 
 @dataclass(frozen=True)
 class Tier:
