@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -231,6 +232,9 @@ def independent_renderer(work: Path, args: argparse.Namespace) -> None:
     if learned is None and args.learn_from:
         print("\nthe technician's calibration, on the tuning seeds' frames:")
         learned = learn_from_tuning(args.learn_from, work)
+        if learned is not None and args.keep_learned is not None:
+            shutil.copyfile(learned, args.keep_learned)
+            print(f"learned config kept as {args.keep_learned}")
     if learned is not None:
         configs.append(("learned config", load_camera_config(learned)))
     for name, cfg in configs:
@@ -272,6 +276,12 @@ def main() -> None:
         default=[],
         metavar="DIR",
         help="tuning-seed frames of the independent renderer to learn a config from",
+    )
+    parser.add_argument(
+        "--keep-learned",
+        type=Path,
+        metavar="FILE",
+        help="write the config --learn-from learned to FILE (for camera_errors.py --thresholds)",
     )
     parser.add_argument("--own-frames", type=int, default=60, help="own renderer's stills")
     parser.add_argument("--sequences", type=int, default=4, help="150-frame sequences")

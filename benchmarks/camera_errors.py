@@ -1,6 +1,7 @@
 """Where the chip detector's box readings go wrong, per tier: a profile for tuning.
 
     .venv/bin/python benchmarks/camera_errors.py DIR [DIR ...] --config FILE [--list N]
+        [--brief] [--thresholds]
 
 Each DIR holds ``floorctl chips scene`` frames with their truth files (use tuning seeds only,
 below 100). Every box clear of a hand is put in one class: exact; read wrong with confidence
@@ -69,11 +70,18 @@ def main() -> None:
     p.add_argument("--config", required=True, type=Path)
     p.add_argument("--list", type=int, default=0, help="print this many wrong boxes")
     p.add_argument("--brief", action="store_true", help="one line a tier")
+    p.add_argument(
+        "--thresholds",
+        action="store_true",
+        help="also the clear boxes read right and wrong at each operating confidence, and the "
+        "most confident wrong reading (to set min_confidence on tuning seeds)",
+    )
     args = p.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     cfg = load_camera_config(args.config)
     per_tier: dict[str, Counter[str]] = defaultdict(Counter)
     wrong: list[str] = []
+    readings: list[tuple[float, bool]] = []  # clear boxes: confidence, read right
     for folder in args.dirs:
         det = ChipDetector(cfg)
         for tp in sorted(folder.glob("*.json")):
@@ -102,6 +110,8 @@ def main() -> None:
                     c["covered-WRONG"] += sure_wrong
                     continue
                 cls = classify(r, t, cfg.min_confidence)
+                if r is not None:
+                    readings.append((r.confidence, r.amount == Decimal(t["amount"])))
                 c["boxes"] += 1
                 c[cls] += 1
                 if "chip_not_visible" in t["reasons"]:
@@ -112,6 +122,13 @@ def main() -> None:
                         f"{tier} {folder.name}/{truth['frame']} box {box}: {cls} read "
                         f"{list(r.stacks)} conf {r.confidence:.2f}, truth {t['stacks']}"
                     )
+    if args.thresholds:
+        worst = max((conf for conf, right in readings if not right), default=0.0)
+        print(f"{len(readings)} clear boxes read; the most confident wrong reading: {worst:.3f}")
+        for at in (0.5, 0.6, 0.7, 0.8, 0.9):
+            right_n = sum(1 for conf, right in readings if right and conf >= at)
+            wrong_n = sum(1 for conf, right in readings if not right and conf >= at)
+            print(f"  at {at:.1f}: {right_n} read right, {wrong_n} read wrong")
     if args.brief:
         for tier, c in sorted(per_tier.items()):
             wrong_n = c["WRONG-count"] + c["WRONG-colour"] + c["covered-WRONG"]
