@@ -2,8 +2,9 @@
 
 ``chips render`` (the project's own renderer) stands every stack upright: no chip leans on
 the one below. The example table allows stacks to lean (``stack_lean_mm``), and so reports a
-tall stack's count unsure unless its seams confirm it, which that renderer's flat bands never
-do. The tests on its frames read them with the example table saying what that renderer draws.
+tall stack's count unsure unless its seams confirm it, which under that renderer's blur they
+mostly cannot. The tests on its frames read them with the example table saying what that
+renderer draws.
 """
 
 from __future__ import annotations

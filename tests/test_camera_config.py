@@ -113,6 +113,16 @@ def _with(tmp_path: Path, old: str, new: str) -> Path:
             ["camera.layout.chip_height_mm", "number"],
         ),
         ("max_stack = 20", "max_stack = 0", ["camera.layout.max_stack", "at least 1"]),
+        (
+            "stack_lean_mm = 0.25",
+            "stack_lean_mm = -0.1",
+            ["camera.layout.stack_lean_mm", "at least 0"],
+        ),
+        (
+            "stack_lean_mm = 0.25",
+            "stack_lean_mm = 5",
+            ["camera.layout.stack_lean_mm", "at most 2"],
+        ),
     ],
 )
 def test_bad_values_are_refused_naming_file_key_and_value(

@@ -18,6 +18,7 @@ from controller.service.demo import Demo, DemoOptions
 from controller.store.repository import Store
 
 ROOT = Path(__file__).resolve().parent.parent
+DEMO_LIMIT_S = 180.0  # each demo here finishes in well under a minute
 
 
 def stored_events(db: Path, table_id: str = "DEMO") -> list[dict[str, Any]]:
@@ -39,7 +40,8 @@ def run_demo(tmp_path: Path, **kw: Any) -> tuple[Demo, list[dict[str, Any]], str
     demo = Demo(options, out=out)
     demo.open()
     try:
-        assert asyncio.run(demo.run()) == 0
+        # A demo that cannot finish (its wagers never read, say) fails, not hangs.
+        assert asyncio.run(asyncio.wait_for(demo.run(), DEMO_LIMIT_S)) == 0
         assert demo.table is not None
         service = demo.table.service
     finally:

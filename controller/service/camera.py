@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -196,6 +197,9 @@ class SyntheticCamera:
         from drivers.camera import load_camera_config
 
         cfg = load_camera_config(CONFIG_DIR / "table.example.toml")
+        # The stand-in's renderer stands every stack upright, as on a table whose dealer
+        # squares the stacks: no lean to allow for (camera.layout.stack_lean_mm).
+        cfg = replace(cfg, layout=replace(cfg.layout, stack_lean_mm=0.0))
         source = SyntheticSource(cfg, seed)
         feed = CameraFeed(service, cfg, lambda: source, max_fps=max_fps)
         feed.start()
