@@ -14,8 +14,9 @@ import pytest
 from camera_tables import upright_table
 
 from drivers.camera.config import CameraConfig, load_camera_config
-from drivers.camera.detector import ChipDetector, _chroma
+from drivers.camera.detector import BoxReading, ChipDetector, _chroma, _cloth_beside
 from drivers.camera.fiducials import fiducial_corners_mm, locate_layout
+from drivers.camera.geometry import BoxView
 from drivers.camera.render import (
     Hand,
     LayoutRenderer,
@@ -185,17 +186,28 @@ def test_a_wrong_chip_height_is_not_read_as_a_confident_count(tmp_path: Path) ->
     assert not any(a == 350 and c >= 0.8 for a, c in _amounts(wrong, frame).values())
 
 
-def test_a_box_of_nothing_but_even_cloth_reads_empty_and_sure(cfg: CameraConfig) -> None:
-    # Not a pixel off the cloth's colour (once a crash: the print test on no pixels at all).
+def _first_box_of_an_empty_layout(cfg: CameraConfig) -> tuple[ChipDetector, BoxView, np.ndarray]:
+    """A detector that has read a frame of empty boxes, its first box's view, and the felt."""
     frame = _shoot(cfg, Scene({a.box: () for a in cfg.boxes}), _look(cfg, 12))
     fix = locate_layout(frame, cfg).fix
     assert fix is not None
     detector = ChipDetector(cfg)
     detector.read(frame, fix)
-    view = detector._views[0]
-    felt = np.array(cfg.layout.felt[::-1], np.float32) / 255.0
-    cloth = np.broadcast_to(felt, (*view.inside.shape, 3)).astype(np.float32).copy()
-    reading = detector._read_box(cloth, view, _chroma(felt))
+    return detector, detector._views[0], np.array(cfg.layout.felt[::-1], np.float32) / 255.0
+
+
+def _read_as(
+    detector: ChipDetector, view: BoxView, colour: np.ndarray, frame_cloth: np.ndarray
+) -> tuple[np.ndarray, BoxReading]:
+    """The box read from an image of it all ``colour``, in a frame whose cloth is that."""
+    image = np.broadcast_to(colour, (*view.inside.shape, 3)).astype(np.float32).copy()
+    return image, detector._read_box(image, view, _cloth_beside(image, view), _chroma(frame_cloth))
+
+
+def test_a_box_of_nothing_but_even_cloth_reads_empty_and_sure(cfg: CameraConfig) -> None:
+    # Not a pixel off the cloth's colour (once a crash: the print test on no pixels at all).
+    detector, view, felt = _first_box_of_an_empty_layout(cfg)
+    _, reading = _read_as(detector, view, felt, felt)
     assert (reading.amount, reading.stacks, reading.confidence) == (0, (), 1.0)
 
 
@@ -204,21 +216,14 @@ def test_a_sleeve_of_the_cloths_hue_over_a_box_is_not_an_empty_box(cfg: CameraCo
     # on the blue cloth, covering the cloth beside the box too, read as an empty box at
     # confidence 1.0 (the sleeve was taken for the cloth, in shade). Here: that box's image
     # all sleeve, then the cloth with only the box in a deep shade of the cloth's own hue.
-    frame = _shoot(cfg, Scene({a.box: () for a in cfg.boxes}), _look(cfg, 12))
-    fix = locate_layout(frame, cfg).fix
-    assert fix is not None
-    detector = ChipDetector(cfg)
-    detector.read(frame, fix)
-    view = detector._views[0]
-    felt = np.array(cfg.layout.felt[::-1], np.float32) / 255.0
+    detector, view, felt = _first_box_of_an_empty_layout(cfg)
     sleeve = np.array([0x48, 0x2A, 0x1C], np.float32) / 255.0  # #1c2a48, BGR
-    covered = np.broadcast_to(sleeve, (*view.inside.shape, 3)).astype(np.float32).copy()
-    reading = detector._read_box(covered, view, _chroma(felt))
+    _, reading = _read_as(detector, view, sleeve, felt)
     assert reading.confidence < cfg.min_confidence
     assert reading.note == "cloth beside the box is covered"
-    shaded = np.broadcast_to(felt, (*view.inside.shape, 3)).astype(np.float32).copy()
+    shaded, _ = _read_as(detector, view, felt, felt)
     shaded[view.inside] *= 0.55
-    reading = detector._read_box(shaded, view, _chroma(felt))
+    reading = detector._read_box(shaded, view, _cloth_beside(shaded, view), _chroma(felt))
     assert reading.confidence < cfg.min_confidence
     assert "deep shade" in reading.note
 

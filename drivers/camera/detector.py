@@ -225,7 +225,7 @@ class ChipDetector:
         known = [_chroma(c) for c in beside if c is not None]
         cloth_c = np.median(known, axis=0) if known else _chroma(self._felt)
         boxes = {}
-        for view, refl in zip(self._views, patches, strict=True):
+        for view, refl, felt_obs in zip(self._views, patches, beside, strict=True):
             # A box that looks as it did in the last frame (a fixed camera, nothing moved:
             # the frame-to-frame agreement) reads as it did; any change reads it afresh.
             thumb = np.asarray(
@@ -239,12 +239,16 @@ class ChipDetector:
             ):
                 boxes[view.area.box] = last[1]
                 continue
-            reading = self._read_box(refl, view, cloth_c)
+            reading = self._read_box(refl, view, felt_obs, cloth_c)
             self._last[view.area.box] = (thumb, reading)
             boxes[view.area.box] = reading
         return FrameReading(boxes, fix)
 
-    def _read_box(self, refl: F32Array, view: BoxView, cloth_c: FloatArray) -> BoxReading:
+    def _read_box(
+        self, refl: F32Array, view: BoxView, felt_obs: FloatArray | None, cloth_c: FloatArray
+    ) -> BoxReading:
+        """Read one box from its image ``refl``, given the cloth beside it (``_cloth_beside``)
+        and the frame's cloth chromaticity."""
         box = view.area.box
 
         def unsure(note: str) -> BoxReading:
@@ -252,7 +256,6 @@ class ChipDetector:
 
         if view.in_view < 0.98:
             return unsure("box not wholly in view")
-        felt_obs = _cloth_beside(refl, view)
         if felt_obs is None:
             return unsure("no cloth beside the box in view")
         if np.linalg.norm(_chroma(felt_obs) - cloth_c) > _CLOTH_AWAY:
@@ -470,13 +473,14 @@ class ChipDetector:
         # table's stack_lean_mm a chip moves the top face n such leans; a count is sure only
         # when that cannot carry it to the next count, or when the seams between the chips,
         # counted along the side, agree with it (they are where the lean puts them).
+        # The top face's far and near rims, where the pose puts them for this count.
+        far = view.rim_row(base, n * chip_h, -1, r_mm)
+        near = view.rim_row(base, n * chip_h, +1, r_mm)
         lean = n * lay.stack_lean_mm * ppm / step
-        near_top = top + (
-            view.rim_row(base, n * chip_h, +1, r_mm) - view.rim_row(base, n * chip_h, -1, r_mm)
-        )
-        seams, quality = _seam_count(profile, near_top, bottom, step)
-        if seams is not None and abs(seams - n) < _SEAM_AGREE and quality >= _SEAM_QUALITY:
-            lean = min(lean, _SEAM_LEAN)
+        if 0.5 - abs(exact - n) - lean < 0.15:  # the lean alone would leave it in doubt
+            seams, quality = _seam_count(profile, top + (near - far), bottom, step)
+            if seams is not None and abs(seams - n) < _SEAM_AGREE and quality >= _SEAM_QUALITY:
+                lean = min(lean, _SEAM_LEAN)
         checks["lean"] = float(np.clip((0.5 - abs(exact - n) - lean) / 0.15, 0.0, 1.0))
         bottom_gap = abs(float(rows[-1]) - bottom)
         c_edges = float(
@@ -493,9 +497,7 @@ class ChipDetector:
             return (), 0.0, "a chip's band is out of view"
         medians, plain = fit[1][:n], fit[1][n:]
         if self._survey is not None and known is not None:
-            far_k = view.rim_row(base, n * chip_h, -1, r_mm)
-            near_k = view.rim_row(base, n * chip_h, +1, r_mm)
-            face_k = _face_pixels(refl, uc, (far_k + near_k) / 2, (near_k - far_k) / 2)
+            face_k = _face_pixels(refl, uc, (far + near) / 2, (near - far) / 2)
             tx, ty = view.toward
             self._survey[1].append(
                 StackSurvey(
@@ -522,8 +524,6 @@ class ChipDetector:
             if again is not None and self._band_values(again[1][:n], scale)[0] != values:
                 checks["nudge"] = 0.3
         # The top face, clear of the inlay in its middle and of the spots at its rim.
-        far = view.rim_row(base, n * chip_h, -1, r_mm)
-        near = view.rim_row(base, n * chip_h, +1, r_mm)
         face_px = _face_pixels(refl, uc, (far + near) / 2, (near - far) / 2)
         face_clarity = 0.0
         if face_px is not None:

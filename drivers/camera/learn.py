@@ -28,7 +28,7 @@ import numpy as np
 import tomlkit
 import tomlkit.items
 
-from drivers.camera.config import LEARNING_STACK, CameraConfig, camera_config_from_dict
+from drivers.camera.config import CameraConfig, camera_config_from_dict
 from drivers.camera.detector import (
     ChipDetector,
     FrameReading,
@@ -37,9 +37,6 @@ from drivers.camera.detector import (
     printed_white,
 )
 from drivers.camera.fiducials import LayoutFix, locate_layout
-
-DEFAULT_STACK = LEARNING_STACK  # chips in each learning stack
-
 
 Placement = dict[int, tuple[int, int]]  # box -> (chip value, chips in its one stack)
 
