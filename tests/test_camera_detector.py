@@ -282,3 +282,24 @@ def test_a_tall_stack_is_sure_only_if_its_seams_or_the_table_say_it_stands_strai
         amount, conf = _amounts(leaning, frame)[4]
         assert amount == Decimal(450), blur
         assert (conf >= leaning.min_confidence) == sure_if_leaning, (blur, conf)
+
+
+def test_a_fainter_band_beyond_a_stacks_foot_is_seen_and_a_soft_clean_edge_is_not() -> None:
+    from drivers.camera.detector import _FOOT_TAIL, _crossing, _foot_tail
+
+    # A stack's difference from the cloth, row by row, down to its foot: lit chips (0.8) to
+    # row 180, then the cloth (0.05). Blurred as a camera blurs, the edge is soft but clean.
+    step = 4.0
+    rows = np.arange(240, dtype=np.float64)
+    clean = np.where(rows <= 180, 0.8, 0.05)
+    for sigma in (0.6, 1.0, 1.5):
+        soft = np.asarray(cv2.GaussianBlur(clean[:, None], (1, 9), 0, sigmaY=sigma)).ravel()
+        bottom = _crossing(soft, 181, +1, reach=4)
+        assert abs(bottom - 180.5) < 0.6
+        assert _foot_tail(soft, 181, bottom, step) < _FOOT_TAIL, sigma  # no doubt
+        # The same stack with its lowest chip in shade: a band of 0.25 for one step more.
+        shaded = np.where(rows <= 180, 0.8, np.where(rows <= 184, 0.25, 0.05))
+        soft = np.asarray(cv2.GaussianBlur(shaded[:, None], (1, 9), 0, sigmaY=sigma)).ravel()
+        bottom = _crossing(soft, 182, +1, reach=4)
+        assert bottom < 182.0  # the half-way edge is the lit chip's, one step short
+        assert _foot_tail(soft, 182, bottom, step) > _FOOT_TAIL + 0.04, sigma  # no confidence

@@ -134,3 +134,23 @@ def test_a_chip_lost_in_the_stacks_shadow_leaves_the_count_in_doubt(cfg: CameraC
     truth = frame.truth["boxes"]["4"]
     assert truth["stacks"] == [[25, 5]]
     assert reading.amount == Decimal(truth["amount"]) or reading.confidence < cfg.min_confidence
+
+
+def test_a_shaded_chip_at_the_foot_leaves_the_count_in_doubt() -> None:
+    from decimal import Decimal
+
+    from drivers.camera.detector import ChipDetector
+    from drivers.camera.fiducials import locate_layout
+
+    # Medium conditions, seed 1 (tuning), frame 25, box 5, read with the config as given: two
+    # white chips, the lower one's side in shade and half as bright against the cloth as the
+    # lit one above it. The edge half way to the lit chip's level was the top of the shaded
+    # one, and the stack was read as one white chip, confidence 1.0.
+    cfg = load_camera_config(Path(__file__).resolve().parent.parent / "config/table.example.toml")
+    frame = SceneRenderer(cfg, "medium", 1, SIZES["1280x720"]).frame(25)
+    search = locate_layout(frame.image, cfg)
+    assert search.fix is not None, search.reason
+    reading = ChipDetector(cfg).read(frame.image, search.fix).boxes[5]
+    truth = frame.truth["boxes"]["5"]
+    assert truth["stacks"] == [[1, 1]]
+    assert reading.amount == Decimal(truth["amount"]) or reading.confidence < cfg.min_confidence

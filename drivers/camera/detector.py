@@ -59,6 +59,7 @@ _DARK_BAND = 0.1  # a foot band darker than this (reflectance), whatever its chi
 _CLOTH_AWAY = 0.05  # cloth beside a box this far from the frame's (chromaticity) is covered
 _DEEP_SHADE = 0.7  # cloth this much darker than the cloth beside the box is in deep shade
 _DARK_SHARE = 0.25  # an empty box with more of it than this is not read as empty
+_FOOT_TAIL = 0.08  # a band beyond the foot this faint (of the stack's contrast) may be a chip
 _RUN_CHANGE = 0.4  # what a change of chip between two bands costs, in colour distance
 _RUN_MARGIN = 1.4  # how much dearer another chip for a band must be for full clarity
 _STRAY_MM2 = 120.0  # a thing this large beside the box, where no chip can be, is not nothing
@@ -115,6 +116,7 @@ _CHECK_NOTES = {
     "bands": "a chip's colour is unclear",
     "edge_doubt": "a dark chip at the stack's foot: its edge is lost in the shadow",
     "lean": "a stack this tall may lean: its seams do not confirm the count",
+    "foot": "something fainter just below the stack's foot: it may be a chip in shade",
 }
 
 _LUM_W = np.array([0.114, 0.587, 0.299], np.float32)
@@ -487,6 +489,12 @@ class ChipDetector:
             np.clip(1.0 - (max(top_gap, bottom_gap) - 0.6 * step) / (0.4 * step), 0.0, 1.0)
         )
         checks["edges"] = c_edges
+        # A chip in shade at the foot (the lowest side of a stack gets the least light) may
+        # stand out from the cloth less than half as much as the lit chips above it: the
+        # half-way edge is then that chip's top, and the count one short. What lies within a
+        # step beyond the foot must be the cloth's level, not a fainter band.
+        tail = _foot_tail(front, int(rows[-1]), bottom, step)
+        checks["foot"] = float(np.clip((_FOOT_TAIL - tail) / 0.04 + 1.0, 0.0, 1.0))
         # The bands: the stack's middle, straightened along the rim's curve, row by row (the
         # median across a row leaves out the edge spots), fitted as bands of one colour each
         # between the rims the pose puts them at, blurred as the frame is (so a thin band's
@@ -766,6 +774,23 @@ def _crossing(
     a, b = float(profile[y]), float(profile[nxt])
     frac = (a - level) / max(a - b, 1e-6)
     return float(y + direction * np.clip(frac, 0.0, 1.0))
+
+
+def _foot_tail(
+    front: npt.NDArray[np.floating[Any]], last: int, bottom: float, step: float
+) -> float:
+    """How far the rows within a step beyond a stack's ``bottom`` edge stand out from the
+    cloth, as a share of how far the stack's lowest rows inside it do (the mask's ``last``
+    row): about 0 when the cloth begins at the edge, more when a fainter band lies there."""
+    n = len(front)
+    inside = [last - j for j in range(2, 21) if 0 <= last - j < n]
+    beyond = [last + j for j in range(4, 11) if last + j < n]
+    tail = [y for y in range(math.ceil(bottom) + 1, math.ceil(bottom + 1 + step)) if y < n]
+    if not inside or not beyond or not tail:
+        return 0.0
+    outside = float(np.median(front[beyond]))
+    level = float(np.percentile(front[inside], 75))
+    return (float(np.mean(front[tail])) - outside) / max(level - outside, 1e-6)
 
 
 def _split_columns(mask: npt.NDArray[np.bool_], d_px: float) -> list[tuple[int, int]] | None:
