@@ -74,6 +74,31 @@ def test_low_confidence_readings_never_become_stable() -> None:
     assert 1 not in tracker.stable
 
 
+def test_a_box_read_unsurely_for_k_frames_is_unsure_until_read_surely_for_k() -> None:
+    tracker = StabilityTracker((1, 2), k=3, min_confidence=0.8)
+    tall = BoxReading(1, Decimal(250), {25: 10}, 0.4, note="stack height between two counts")
+    sure = BoxReading(2, Decimal(25), {25: 1}, 0.95)
+    for i in range(3):
+        tracker.update(FrameReading({1: tall, 2: sure}, FIX))
+        assert tracker.unsure == ({} if i < 2 else {1: "stack height between two counts"})
+    # A hand passing over box 2 (a frame at a time) leaves it sure; two sure frames of box 1
+    # among its unsure ones leave it unsure.
+    once = BoxReading(1, Decimal(250), {25: 10}, 0.9)
+    for one, (amount, chips, conf) in zip(
+        (tall, once, once, tall), (HAND, TWENTY_FIVE, TWENTY_FIVE, HAND), strict=True
+    ):
+        tracker.update(FrameReading({1: one, 2: BoxReading(2, Decimal(amount), chips, conf)}, FIX))
+        assert tracker.unsure == {1: "stack height between two counts"}
+    for i in range(3):
+        tracker.update(frame(b1=(250, {25: 10}, 0.9), b2=TWENTY_FIVE))
+        assert (1 in tracker.unsure) == (i < 2)
+    assert tracker.stable[1].amount == Decimal(250)
+    # Nothing read at all (no reading for the box) is unsure too, saying so.
+    for _ in range(3):
+        tracker.update(FrameReading({2: sure}, FIX))
+    assert tracker.unsure == {1: "not read surely"}
+
+
 def test_an_interruption_restarts_the_count() -> None:
     tracker = StabilityTracker((1,), k=3, min_confidence=0.8)
     tracker.update(frame(b1=TWENTY_FIVE))

@@ -125,6 +125,32 @@ def test_the_dealer_cannot_take_supervisor_actions(table: Table, client: TestCli
     assert stored(table)[-1]["type"] == "card"
 
 
+def test_a_wager_the_working_camera_cannot_read_is_the_dealers_to_key_in(
+    table: Table, client: TestClient
+) -> None:
+    service = table.service
+    service.submit({"type": "shuffle", "decks": 6, "cut_card": 200}, source="dealer")
+    service.set_device("camera", "ok")
+    service.camera_unsure({3: "a chip's colour is unclear"})
+    state = client.get("/api/state").json()
+    assert [b["unsure"] for b in state["boxes"]][1:4] == [None, "a chip's colour is unclear", None]
+    r = tap(client, {"type": "bet", "box": 3, "player": "ann", "amount": "10"})
+    assert r.status_code == 200, r.text
+    bet = stored(table)[-1]
+    assert (bet["type"], bet["box"], bet["source"]) == ("bet", 3, "manual")
+    assert (
+        bet["note"] == "entered by hand: the camera cannot read box 3 (a chip's colour is unclear)"
+    )
+    # A box the camera reads is the camera's; and with the camera down, manual mode is the way.
+    r = tap(client, {"type": "bet", "box": 4, "player": "bob", "amount": "10"})
+    assert r.status_code == 409
+    assert "the chip camera, which reads box 4" in r.json()["error"]
+    service.set_device("camera", "fault", "frame is black")
+    r = tap(client, {"type": "bet", "box": 3, "player": "ann", "amount": "20"})
+    assert r.status_code == 409 and "manual mode" in r.json()["error"]
+    assert stored(table)[-1] == bet
+
+
 def login(client: TestClient, pin: str) -> Any:
     return client.post("/api/supervisor/login", json={"supervisor": "jsmith", "pin": pin})
 

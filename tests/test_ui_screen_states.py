@@ -526,3 +526,43 @@ def test_every_button_fits_a_finger_and_no_serious_accessibility_fault(
     page.wait_for_selector("#boxes .payout")
     check("settled")
     assert faults == [], "\n".join(faults)
+
+
+def test_a_box_the_camera_cannot_read_is_keyed_in_on_its_own_chip_pad(screen: Screen) -> None:
+    page = screen.page
+    service = screen.service
+    # The camera works, reads box 2 surely, and cannot read box 3 (a tall stack it is not sure
+    # of): box 3 says why and offers its chip pad; box 2 offers none.
+    screen.bets(b2=("box2", 10))
+    service.camera_unsure({3: "stack height between two counts"})
+    page.wait_for_selector('#boxes [data-unsure="3"]')
+    assert "camera cannot read: stack height between two counts" in page.inner_text(
+        '#boxes [data-unsure="3"]'
+    )
+    assert page.query_selector('#boxes [data-enter-wager="2"]') is None
+    assert page.query_selector('#actions button[data-manual="wager"]') is None  # not manual mode
+    shots(page, "camera-cannot-read-a-box")
+    page.tap('#boxes button[data-enter-wager="3"]')
+    page.tap('#modal [data-chip="25"]')
+    page.tap('#modal [data-chip="25"]')
+    before = service.seq
+    page.tap("#modal button[data-ok]")
+    wait_for(lambda: service.seq > before, what="the wager keyed in")
+    bet = [r.event() for r in screen.served.table.store.records("T07")][-1]
+    assert (bet["type"], bet["box"], bet["amount"], bet["source"], bet["actor"]) == (
+        "bet",
+        3,
+        "50",
+        "manual",
+        "ann",
+    )
+    assert bet["note"] == (
+        "entered by hand: the camera cannot read box 3 (stack height between two counts)"
+    )
+    # Box 2, which the camera reads, is the camera's: a wager keyed in for it is refused.
+    page.tap('#boxes button[data-enter-wager="3"]')
+    page.tap('#modal [data-pad-box="2"]')
+    page.tap('#modal [data-chip="5"]')
+    page.tap("#modal button[data-ok]")
+    page.wait_for_selector("#toast.error:has-text('which reads box 2')")
+    assert [r.event() for r in screen.served.table.store.records("T07")][-1] == bet

@@ -38,6 +38,7 @@ PLAYERS = ("ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal", "ivy")
 PLAY_KINDS = frozenset({Kind.STAND, Kind.HIT, Kind.DOUBLE, Kind.SPLIT, Kind.SURRENDER})
 
 Wagers = dict[int, Decimal]
+KEY_IN_AFTER = 6.0  # seconds a dealer gives the camera to read the first wager before keying in
 OPENING_STEPS = ("spread", "chemmy", "stack", "riffle", "cut")  # 6.2, 6.3 (a)-(c), the cut
 SHUFFLE_STEPS = ("chemmy", "stack", "riffle", "cut")  # a later shoe's shuffle
 
@@ -205,6 +206,8 @@ class DealerBot:
             self._placed_at = now
             self.place_wagers(self._placed)
             return "wagers"
+        if now - self._placed_at > KEY_IN_AFTER and self._key_in_unread(look):
+            return "keyed in"
         if now - self._placed_at > 10:  # the wagers never arrived (camera down?): place again
             self._placed = {}
         return "wait"
@@ -213,10 +216,21 @@ class DealerBot:
         arrived = all(look.staked.get(box) == amount for box, amount in self._placed.items())
         if not arrived and time.monotonic() - self._placed_at < 3:
             return "wait"  # the camera reports a wager once it has been still for a moment
+        if not arrived and self._key_in_unread(look):
+            return "keyed in"  # the round is open: the boxes the camera cannot read, by hand
         if not any(d.kind is Kind.NO_MORE_BETS for d in look.decisions):
             return "wait"
         self.service.sync_camera_bets()
         return self._send({"type": "no_more_bets"})
+
+    def _key_in_unread(self, look: Look) -> bool:
+        """The wagers placed on boxes the camera says it cannot read, keyed in by hand as the
+        dealer would (the chip pad); whether any was."""
+        done = False
+        for box, amount in self._placed.items():
+            if look.staked.get(box) != amount and box in self.service.unsure:
+                done |= self.service.key_in_bet(box, amount, actor=self.dealer) is not None
+        return done
 
     def _choose_wagers(self) -> Wagers:
         setup = self.service.setup

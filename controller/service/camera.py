@@ -99,6 +99,7 @@ class CameraFeed:
                         dry_since = None
             for event in events:
                 self.service.camera_seen(event)
+            self.service.camera_unsure(self.monitor.tracker.unsure if status.ok else {})
             spare = self.min_period - (time.monotonic() - started)
             if spare > 0:
                 self._stop.wait(spare)
@@ -138,9 +139,12 @@ class SyntheticSource:
         self._layout: Any = None
         self._frames: list[Any] = []
         self._shown = 0
+        self.placed: dict[int, Decimal] = {}  # the wagers last placed (for the record)
 
     def place(self, wagers: dict[int, Decimal]) -> None:
         """Chips for these wagers (others' boxes cleared), as players and dealer would."""
+        if wagers:
+            self.placed = dict(wagers)
         stacks: dict[int, tuple[Stack, ...]] = {}
         for area in self.cfg.boxes:
             amount = wagers.get(area.box, Decimal(0))
@@ -184,6 +188,9 @@ class SyntheticSource:
         pass
 
 
+STAND_IN_LEAN_MM = 0.0  # the lean the stand-in's detector allows (its stacks stand upright)
+
+
 class SyntheticCamera:
     """The demo's camera: synthetic frames through the real monitor and detector."""
 
@@ -199,7 +206,7 @@ class SyntheticCamera:
         cfg = load_camera_config(CONFIG_DIR / "table.example.toml")
         # The stand-in's renderer stands every stack upright, as on a table whose dealer
         # squares the stacks: no lean to allow for (camera.layout.stack_lean_mm).
-        cfg = replace(cfg, layout=replace(cfg.layout, stack_lean_mm=0.0))
+        cfg = replace(cfg, layout=replace(cfg.layout, stack_lean_mm=STAND_IN_LEAN_MM))
         source = SyntheticSource(cfg, seed)
         feed = CameraFeed(service, cfg, lambda: source, max_fps=max_fps)
         feed.start()

@@ -167,6 +167,7 @@ class TableService:
         self._listeners: list[Listener] = []
         self.devices: dict[str, DeviceState] = {}
         self.seen: dict[int, dict[str, Any]] = {}  # box -> the camera's latest stable wager
+        self.unsure: dict[int, str] = {}  # box -> why the working camera cannot read it
         self.misreads: dict[int, dict[str, Any]] = {}  # seq -> misread awaiting correction
         self.misreads_dropped = 0  # older misreads no longer listed (still in the audit log)
         self.halt: dict[str, Any] | None = None  # the store is down: why, since when
@@ -654,20 +655,75 @@ class TableService:
             out.append(self.submit(body, source="camera"))
         return out
 
+    def camera_unsure(self, boxes: Mapping[int, str]) -> None:
+        """The boxes the camera, while it works, has not read surely for a while (box -> the
+        detector's reason): the dealer enters their wagers by hand (``bet_refusal``). Each
+        change is logged; the bets entered say why."""
+        now = dict(boxes)
+        with self._side_lock:
+            before, self.unsure = self.unsure, now
+        if now == before:
+            return
+        for box in sorted(set(now) - set(before)):
+            log.info("camera cannot read a box", box=box, reason=now[box])
+        for box in sorted(set(before) - set(now)):
+            log.info("camera reads the box again", box=box)
+        self._notify()
+
+    def bet_refusal(self, box: int) -> str:
+        """Why the dealer may not key in a wager for ``box`` ("" when they may): wagers are
+        the camera's, unless it is in manual mode or cannot read that box."""
+        if "camera" in self.manual:
+            return ""
+        if box in self.unsure and self.device("camera").state in DEVICE_UP:
+            return ""
+        return (
+            f"wagers come from the chip camera, which reads box {box}: "
+            "a supervisor puts it in manual mode to enter them by hand"
+        )
+
+    def manual_bet_note(self, box: int) -> str | None:
+        """What a wager keyed in for ``box`` records of why (None in manual mode)."""
+        if "camera" in self.manual:
+            return None
+        reason = self.unsure.get(box)
+        return (
+            None
+            if reason is None
+            else f"entered by hand: the camera cannot read box {box} ({reason})"
+        )
+
+    def key_in_bet(self, box: int, amount: Decimal, *, actor: str | None) -> Submitted | None:
+        """A wager keyed in by hand for ``box`` (the dealer's chip pad), for the box's seated
+        player, where ``bet_refusal`` allows it and bets are open: None where it does not."""
+        with self._lock:
+            if self.bet_refusal(box):
+                return None
+            bet = self._camera_bet(box, amount)  # the player the camera's bet would name
+            if bet is None:
+                return None
+            note = self.manual_bet_note(box)
+            if note:
+                bet["note"] = note
+            return self.submit(bet, source="manual", actor=actor)
+
     def sync_camera_bets(self) -> list[Submitted]:
         """At "no more bets", while the camera works: what it sees on each box becomes that
         box's wager where none is recorded, and is restated to the engine where the round
-        has not heard it (chips left standing since before the round began)."""
+        has not heard it (chips left standing since before the round began). A box the camera
+        cannot read now keeps the wager entered by hand: its last stable reading is not what
+        stands there."""
         out: list[Submitted] = []
         with self._lock:
             if self.device("camera").state not in ("ok", "connected"):
                 return out
-            for box, seen in sorted(self.seen.items()):
+            current = {b: s for b, s in sorted(self.seen.items()) if b not in self.unsure}
+            for box, seen in current.items():
                 bet = self._camera_bet(box, Decimal(str(seen["amount"])))
                 if bet is not None:
                     out.append(self.submit(bet, source="camera"))
             views = {b.get("box"): b for b in self.due().get("boxes") or []}
-            for box, seen in sorted(self.seen.items()):
+            for box, seen in current.items():
                 amount = Decimal(str(seen["amount"]))
                 known = (views.get(box) or {}).get("seen")
                 if amount > 0 and (known is None or Decimal(str(known)) != amount):
@@ -739,6 +795,7 @@ class TableService:
                     flags,
                     rules=rules,
                     rescues=self.rescues,
+                    unsure=self.unsure,
                 ),
                 "open": [decision_view(d) for d in opened],
                 "table_actions": table_actions(opened, self.setup),

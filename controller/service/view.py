@@ -58,8 +58,10 @@ def box_views(
     *,
     rules: RuleSet,
     rescues: Iterable[tuple[int, int, int, str]] = (),
+    unsure: Mapping[int, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """One view per box (1..boxes): players' wagers, hands, the camera's wager, the payout.
+    """One view per box (1..boxes): players' wagers, hands, the camera's wager (or why it
+    cannot read the box: ``unsure``), the payout.
 
     During a round the hands come from the engine's `due()`; between rounds the screen keeps
     the last round's hands with its chip actions (pay, take, push), so the dealer pays from
@@ -79,6 +81,7 @@ def box_views(
             "staked": "0",
             "hands": [],
             "seen": dict(seen[number]) if number in seen else None,
+            "unsure": (unsure or {}).get(number),
             "flags": per_box_flags.get(number, 0),
             "payouts": [],
         }

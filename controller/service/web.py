@@ -200,6 +200,8 @@ def create_app(
             await asyncio.to_thread(service.sync_camera_bets)
             expect = None
         source = "manual" if kind in ("card", "bet") else "dealer"
+        if kind == "bet" and (why := service.manual_bet_note(int(event["box"]))):
+            event["note"] = why  # a box the camera cannot read: the record says so
         if kind == "inspect" and service.opening_by():
             event["by"] = service.opening_by()
         result = await asyncio.to_thread(
@@ -320,9 +322,7 @@ def _dealer_refusal(service: TableService, event: dict[str, Any]) -> str:
             return "cards come from the shoe reader: a supervisor puts the shoe in manual mode"
         return ""
     if kind == "bet":
-        if "camera" not in service.manual:
-            return "wagers come from the chip camera: a supervisor puts it in manual mode"
-        return ""
+        return service.bet_refusal(int(event["box"]))
     if kind in OPENING_TAPS:
         return service.opening_refusal(event)
     return not_open(event, service.open_now())

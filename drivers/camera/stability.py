@@ -4,6 +4,10 @@ A box's wager is reported only once the detector has read the same chips there, 
 ``min_confidence``, in ``k`` frames in a row. A frame in which the box cannot be read (a hand
 over it, a low confidence) breaks the run but never changes the stable wager, so a hand
 passing over the layout is not a change of wager.
+
+A box read below ``min_confidence`` in ``k`` frames in a row is *unsure* (``unsure``: box ->
+the detector's reason) until it is read surely in ``k`` frames in a row again: its wager is
+then the dealer's to enter by hand, while the camera goes on reading the other boxes.
 """
 
 from __future__ import annotations
@@ -42,12 +46,15 @@ class StabilityTracker:
     k: int
     min_confidence: float
     stable: dict[int, StableReport] = field(default_factory=dict)
+    unsure: dict[int, str] = field(default_factory=dict)  # box -> why it cannot be read
     _runs: dict[int, _Run] = field(default_factory=dict, init=False, repr=False)
+    _doubt: dict[int, int] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.k < 1:
             raise ValueError(f"stable_frames must be at least 1, not {self.k}")
         self._runs = {b: _Run() for b in self.boxes}
+        self._doubt = {b: 0 for b in self.boxes}
 
     def update(self, reading: FrameReading) -> list[StableReport]:
         """Feed one frame's readings; returns the boxes whose stable wager changed."""
@@ -57,7 +64,11 @@ class StabilityTracker:
             run = self._runs[box]
             if r is None or r.confidence < self.min_confidence:
                 self._runs[box] = _Run()
+                self._doubt[box] += 1
+                if self._doubt[box] >= self.k:
+                    self.unsure[box] = (r.note if r is not None else "") or "not read surely"
                 continue
+            self._doubt[box] = 0
             key = r.key()
             if key == run.key:
                 run.length += 1
@@ -65,6 +76,8 @@ class StabilityTracker:
                 run.reading = r
             else:
                 run = self._runs[box] = _Run(key, r, 1, r.confidence)
+            if run.length >= self.k:
+                self.unsure.pop(box, None)
             current = self.stable.get(box)
             if run.length >= self.k and (current is None or _key(current) != key):
                 report = StableReport(
@@ -80,8 +93,10 @@ class StabilityTracker:
         return out
 
     def interrupt(self) -> None:
-        """No reading could be made (a device fault): every run starts again."""
+        """No reading could be made (a device fault): every run starts again (and the boxes
+        left unsure stay so until they are read surely again)."""
         self._runs = {b: _Run() for b in self.boxes}
+        self._doubt = {b: 0 for b in self.boxes}
 
 
 def _key(report: StableReport) -> tuple[Decimal, tuple[tuple[int, int], ...]]:

@@ -213,7 +213,7 @@ function renderBoxes() {
   const naturalName = (state.table.natural_name || "natural");
   for (const b of state.boxes) {
     const isNext = nc && nc.to === "box" && nc.box === b.box;
-    const cls = ["box", b.players.length || b.hands.length ? "" : "idle", isNext ? "next" : "",
+    const cls = ["box", b.players.length || b.hands.length || b.unsure ? "" : "idle", isNext ? "next" : "",
       deciding.has(b.box) ? "active" : ""].join(" ");
     const head = el("h3", {}, el("span", {}, `Box ${b.box}`),
       b.flags ? el("span", { class: "flagmark", title: "flags on this box" }, `⚑ ${b.flags}`) : null);
@@ -227,6 +227,13 @@ function renderBoxes() {
       seen = el("div", { class: "seen" + (mismatch ? " mismatch" : "") },
         `camera ${money(b.seen.amount)}` + (b.seen.confidence ? ` (${Math.round(b.seen.confidence * 100)}%)` : ""));
     }
+    let unsure = null;
+    if (b.unsure && !(state.manual || {}).camera) {
+      const open = ["idle", "betting"].includes(state.due.phase);
+      unsure = el("div", { class: "seen mismatch", "data-unsure": b.box }, `camera cannot read: ${b.unsure}`,
+        open ? el("button", { class: "btn ok", type: "button", "data-enter-wager": b.box,
+          onclick: () => chipPad(b.box) }, "Enter wager") : null);
+    }
     const hands = b.hands.map((h) => el("div", { class: "hand", "data-hand": h.hand },
       el("div", { class: "cards", "data-fan": "" }, h.cards.map((c, i) =>
         cardEl(c, h.doubled && i === h.cards.length - 1 && h.cards.length > 2 ? "sideways" : ""))),
@@ -236,7 +243,7 @@ function renderBoxes() {
           el("span", { class: "badge " + h.status }, STATUS_WORDS[h.status]) : null,
         h.doubled ? el("span", { class: "badge doubled" }, "doubled") : null,
         h.outcome ? el("span", { class: "badge " + h.outcome, "data-outcome": h.outcome }, h.outcome) : null)));
-    wrap.append(el("div", { class: cls, "data-box": b.box }, head, wagers, seen, hands, payoutEl(b)));
+    wrap.append(el("div", { class: cls, "data-box": b.box }, head, wagers, seen, unsure, hands, payoutEl(b)));
   }
   fanCards(document);
 }
