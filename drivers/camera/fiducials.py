@@ -281,7 +281,57 @@ def verify_fix(grey: U8Array, fix: LayoutFix, cfg: CameraConfig) -> int:
         corr = float(a @ b) / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-9)
         if corr < _MATCH:
             continue
-        (dx, dy), _ = cv2.phaseCorrelate(template, now, window)
+        # The window is applied here, to copies: OpenCV (5.0) applies a window passed to
+        # phaseCorrelate to its inputs in place, which faded the stored template a little
+        # more at every check until a still camera failed it.
+        (dx, dy), _ = cv2.phaseCorrelate(template * window, now * window)
         if math.hypot(dx, dy) <= _SHIFT:
             good += 1
     return good
+
+
+class LayoutTracker:
+    """The layout fix carried from frame to frame of one camera, the one place that decides
+    whether to keep it or search again (the table service, ``chips score`` and ``chips
+    detect`` all go through it).
+
+    A fix is kept while ``verify_fix`` finds at least ``min_fiducials`` of its codes where it
+    put them, so a fixed camera keeps its layout through frames too blurred to read; it is
+    dropped as soon as they are not (the camera knocked, the codes covered), and the layout is
+    searched for afresh in that frame. Every ``relocate_every`` frames the layout is searched
+    for anyway, to refine the fix; if that search fails (the frame blurred) the fix, which has
+    just verified, is kept."""
+
+    def __init__(self, cfg: CameraConfig) -> None:
+        self.cfg = cfg
+        self.fix: LayoutFix | None = None
+        self.reason = ""  # why there is no fix, from the last search
+        self._since = 0  # frames since the last search
+        self._size: tuple[int, int] | None = None  # the frame size the fix was found at
+
+    def update(self, frame: U8Array) -> LayoutFix | None:
+        """The fix for ``frame`` (BGR or grey): the kept one, or a new search's (None when
+        the layout is not found; ``reason`` says why)."""
+        grey = _grey(frame)
+        size = (grey.shape[1], grey.shape[0])
+        if self.fix is not None and size == self._size:
+            self._since += 1
+            if verify_fix(grey, self.fix, self.cfg) >= self.cfg.min_fiducials:
+                if self._since >= self.cfg.relocate_every:
+                    search = locate_layout(grey, self.cfg)
+                    if search.fix is not None:
+                        self.fix = search.fix
+                    self._since = 0
+                return self.fix
+        search = locate_layout(grey, self.cfg)
+        self.fix, self.reason, self._since, self._size = search.fix, search.reason, 0, size
+        return self.fix
+
+    def search_next(self) -> None:
+        """Search for the layout at the next frame (the fix verifies but reads badly)."""
+        self._since = max(self._since, self.cfg.relocate_every - 1)
+
+    def drop(self) -> None:
+        """Forget the fix (a fault, another camera): the next frame is searched."""
+        self.fix = None
+        self._since = 0
