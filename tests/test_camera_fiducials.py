@@ -253,3 +253,52 @@ def test_a_fix_from_some_of_the_codes_gives_way_to_one_from_all_of_them(
     assert better is not None and better is not partial
     assert len(better.found) == len(cfg.fiducials)
     assert tracker.update(grey) is better  # and kept
+
+
+def test_codes_in_view_but_not_read_are_watched_too(
+    cfg: CameraConfig, still: tuple[Look, np.ndarray, LayoutFix]
+) -> None:
+    _, grey, full = still
+    codes = list(full.corners_px)
+
+    def box(code: str, pad: int) -> tuple[slice, slice]:
+        (x0, y0), (x1, y1) = full.corners_px[code].min(axis=0), full.corners_px[code].max(axis=0)
+        return slice(int(y0) - pad, int(y1) + pad), slice(int(x0) - pad, int(x1) + pad)
+
+    smudged = grey.copy()
+    for code in codes[2:]:  # two codes smeared past reading (dew on the lens, say)
+        smudged[box(code, 6)] = cv2.blur(grey, (9, 9))[box(code, 6)]
+    fix = locate_layout(smudged, cfg).fix
+    assert fix is not None and set(fix.found) == set(codes[:2])
+    assert set(fix.templates) == set(codes)  # the smeared ones are watched where the fix puts them
+    covered = smudged.copy()
+    covered[box(codes[0], 6)] = 90  # then a hand over one of the two codes read
+    assert verify_fix(covered, fix, cfg) == 3
+    assert verify_fix(_moved(covered, fix, 3.0, 120.0), fix, cfg) < cfg.min_fiducials
+
+
+def test_a_still_camera_s_fix_is_refitted_to_the_corners_of_several_searches(
+    cfg: CameraConfig, still: tuple[Look, np.ndarray, LayoutFix]
+) -> None:
+    look = still[0]
+    renderer = LayoutRenderer(cfg, modules=segno_modules)  # type: ignore[arg-type]
+    img, _ = renderer.draw_scene(Scene({b.box: () for b in cfg.boxes}), look)
+    # the same view, with its own noise each frame
+    frames = [
+        cv2.cvtColor(renderer.to_frame(img, look, np.random.default_rng(s)), cv2.COLOR_BGR2GRAY)
+        for s in range(5)
+    ]
+    tracker = LayoutTracker(cfg)
+    fixes = [tracker.update(f) for f in frames]
+    first = fixes[0]
+    assert first is not None and all(f is not None for f in fixes)
+    assert fixes[-1] is not first  # refined (searched again at the 1st, 2nd and 4th frame)
+    refined = tracker.fix
+    assert refined is not None
+    searched = [locate_layout(frames[i], cfg).fix for i in (0, 1, 2, 4)]
+    for code in first.found:
+        corners = np.stack([s.corners_px[code] for s in searched if s is not None])
+        np.testing.assert_allclose(refined.corners_px[code], np.median(corners, axis=0))
+    fid = cfg.fiducials[0]
+    truth = look.camera.project(np.column_stack([fiducial_corners_mm(fid), np.zeros(4)]))
+    assert np.abs(refined.corners_px[fid.code] - truth).max() < 1.5

@@ -18,7 +18,7 @@ the last good fix, while a camera moved by a couple of millimetres or more does 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -67,7 +67,10 @@ class LayoutFix:
     corners_px: dict[str, FloatArray]  # code -> its 4 corners in the image (TL, BL, BR, TR)
     error_mm: float  # worst distance between a fiducial corner and where the fix puts it
     camera: CameraModel | None = None
+    # code -> its picture at the fix, for the per-frame check, and where in the frame it was
+    # taken: the corners read, or for a code in view that was not read, where the fix puts it
     templates: dict[str, F32Array] = field(default_factory=dict, repr=False)
+    template_px: dict[str, FloatArray] = field(default_factory=dict, repr=False)
 
     def to_image(self, points_mm: FloatArray, height_mm: float = 0.0) -> FloatArray:
         """Frame pixels of layout points (N x 2), on the cloth or ``height_mm`` above it."""
@@ -173,9 +176,21 @@ def locate_layout(frame: U8Array, cfg: CameraConfig) -> FiducialSearch:
         # Blurred codes (a fast pan, soft focus): the frame thresholded locally.
         take_all(_binarised(grey, 2.0), 2.0)
         look_where_missing(binarise=True)
+    return fit_layout(grey, corners_px, cfg, tuple(unknown))
+
+
+def fit_layout(
+    grey: U8Array,
+    corners_px: dict[str, FloatArray],
+    cfg: CameraConfig,
+    unknown: tuple[str, ...] = (),
+) -> FiducialSearch:
+    """The fix from the corners of the codes read (code -> TL, BL, BR, TR in the image), with
+    the codes' pictures in ``grey`` for the per-frame check."""
+    by_code = {f.code: f for f in cfg.fiducials}
     codes = [f.code for f in cfg.fiducials if f.code in corners_px]
     need = cfg.min_fiducials
-    unknown_t = tuple(unknown)
+    unknown_t = unknown
     if len(codes) < need:
         reason = f"fiducials not found: read {len(codes)} of {len(cfg.fiducials)} (need {need})"
         return FiducialSearch(None, tuple(codes), unknown_t, reason)
@@ -209,8 +224,16 @@ def locate_layout(frame: U8Array, cfg: CameraConfig) -> FiducialSearch:
     if camera is not None:
         error = min(error, _camera_error_mm(camera, src, dst, h))
     kept = {c: corners_px[c] for c in codes}
-    templates = {c: t for c in codes if (t := _template(grey, kept[c])) is not None}
-    fix = LayoutFix(h, tuple(codes), kept, error, camera, templates)
+    fix = LayoutFix(h, tuple(codes), kept, error, camera)
+    # The codes not read are watched too, where the fix puts them: the per-frame check asks
+    # whether the picture there has stayed put, which holds for them as for the others, and a
+    # fix from two codes read is then not lost as soon as a hand covers one of them.
+    places = {
+        f.code: kept[f.code] if f.code in kept else fix.to_image(fiducial_corners_mm(f))
+        for f in cfg.fiducials
+    }
+    templates = {c: t for c, px in places.items() if (t := _template(grey, px)) is not None}
+    fix = replace(fix, templates=templates, template_px={c: places[c] for c in templates})
     return FiducialSearch(fix, tuple(codes), unknown_t, "")
 
 
@@ -308,7 +331,7 @@ def verify_fix(grey: U8Array, fix: LayoutFix, cfg: CameraConfig) -> int:
     does not; a code under a hand is not alike."""
     good = 0
     for code, template in fix.templates.items():
-        now = _template(grey, fix.corners_px[code])
+        now = _template(grey, fix.template_px[code])
         if now is None:
             continue
         alike, moved = _alignment(template, now)
@@ -325,47 +348,77 @@ class LayoutTracker:
     A fix is kept while ``verify_fix`` finds at least ``min_fiducials`` of its codes where it
     put them, so a fixed camera keeps its layout through frames too blurred to read; it is
     dropped as soon as they are not (the camera knocked, the codes covered), and the layout is
-    searched for afresh in that frame. Every ``relocate_every`` frames the layout is searched
-    for anyway, to refine the fix; if that search fails (the frame blurred) the fix, which has
-    just verified, is kept. A fix that read fewer codes than the layout has is searched for
-    again at every frame it verifies in, and replaced by one that reads more: a fix from two
-    codes of a blurred frame placed the far corners 2-4 px off, one from all four under 1 px
-    (tuning frames), and kept for a session it misplaced boxes in every frame."""
+    searched for afresh in that frame.
+
+    While the camera stays still the fix is refined: the layout is searched for again at the
+    1st, 2nd, 4th, 8th ... frame after a fresh search, and at every frame while the fix lacks
+    some of the codes, and the fix is refitted to each code's corners taken over the searches
+    that read it (their median). One frame's corners are noisy: a fix from two codes of
+    a blurred frame placed the far corners 2-4 px off, and one kept from a single frame for a
+    whole session misread boxes another frame's fix read right. A search that fails (a blurred
+    frame) leaves the fix as it was. Every ``relocate_every`` frames the corners start again
+    from a fresh search, so that a slow drift of the camera is followed."""
 
     def __init__(self, cfg: CameraConfig) -> None:
         self.cfg = cfg
         self.fix: LayoutFix | None = None
         self.reason = ""  # why there is no fix, from the last search
-        self._since = 0  # frames since the last search
+        self._since = 0  # frames since the last fresh search
         self._size: tuple[int, int] | None = None  # the frame size the fix was found at
+        self._seen: dict[str, list[FloatArray]] = {}  # code -> its corners, search by search
 
     def update(self, frame: U8Array) -> LayoutFix | None:
-        """The fix for ``frame`` (BGR or grey): the kept one, or a new search's (None when
-        the layout is not found; ``reason`` says why)."""
+        """The fix for ``frame`` (BGR or grey): the kept one (perhaps refined), or a new
+        search's (None when the layout is not found; ``reason`` says why)."""
         grey = _grey(frame)
         size = (grey.shape[1], grey.shape[0])
         if self.fix is not None and size == self._size:
             self._since += 1
             if verify_fix(grey, self.fix, self.cfg) >= self.cfg.min_fiducials:
-                scheduled = self._since >= self.cfg.relocate_every
-                if scheduled or len(self.fix.found) < len(self.cfg.fiducials):
+                if self._since >= self.cfg.relocate_every:
                     search = locate_layout(grey, self.cfg)
-                    if search.fix is not None and (
-                        scheduled or len(search.fix.found) > len(self.fix.found)
-                    ):
-                        self.fix, self._since = search.fix, 0
-                    if scheduled:
-                        self._since = 0
+                    if search.fix is not None:
+                        self._start(search.fix)
+                    self._since = 0
+                elif self._refine_now():
+                    self._refine(grey, locate_layout(grey, self.cfg).fix)
                 return self.fix
         search = locate_layout(grey, self.cfg)
-        self.fix, self.reason, self._since, self._size = search.fix, search.reason, 0, size
+        self.reason, self._size = search.reason, size
+        self._since = 0
+        if search.fix is None:
+            self.drop()
+        else:
+            self._start(search.fix)
         return self.fix
 
+    def _refine_now(self) -> bool:
+        assert self.fix is not None
+        lacking = len(self.fix.found) < len(self.cfg.fiducials)
+        return lacking or (self._since & (self._since - 1)) == 0  # a power of two
+
+    def _start(self, fix: LayoutFix) -> None:
+        self.fix = fix
+        self._seen = {c: [fix.corners_px[c]] for c in fix.found}
+
+    def _refine(self, grey: U8Array, found: LayoutFix | None) -> None:
+        if found is None or self.fix is None:
+            return
+        for code in found.found:
+            self._seen.setdefault(code, []).append(found.corners_px[code])
+        # the median, corner by corner: one search's stray corner does not move the fix
+        typical = {c: np.median(np.stack(seen), axis=0) for c, seen in self._seen.items()}
+        refit = fit_layout(grey, typical, self.cfg).fix
+        if refit is not None and len(refit.found) >= len(self.fix.found):
+            self.fix = refit
+
     def search_next(self) -> None:
-        """Search for the layout at the next frame (the fix verifies but reads badly)."""
+        """Search for the layout afresh at the next frame if the fix still verifies (it does
+        but the boxes read badly)."""
         self._since = max(self._since, self.cfg.relocate_every - 1)
 
     def drop(self) -> None:
         """Forget the fix (a fault, another camera): the next frame is searched."""
         self.fix = None
         self._since = 0
+        self._seen = {}
