@@ -13,7 +13,13 @@ import pytest
 import segno
 
 from drivers.camera.config import CameraConfig, load_camera_config
-from drivers.camera.fiducials import fiducial_corners_mm, locate_layout, verify_fix
+from drivers.camera.fiducials import (
+    LayoutFix,
+    LayoutTracker,
+    fiducial_corners_mm,
+    locate_layout,
+    verify_fix,
+)
 from drivers.camera.qr import read_qr
 from drivers.camera.render import LayoutRenderer, Look, Scene, random_look
 
@@ -109,3 +115,190 @@ def test_the_fix_is_kept_through_a_blurred_frame_and_dropped_when_the_camera_mov
     # Covered codes are not "still there" either.
     covered = np.full_like(grey, 120)
     assert verify_fix(covered, fix, cfg) == 0
+
+
+# The evaluation renderer's hard tier: QR modules of 2.3-3.5 px and camera shake of 5-8 px.
+@pytest.fixture(scope="module")
+def still(cfg: CameraConfig) -> tuple[Look, np.ndarray, LayoutFix]:
+    """A frame with codes of the hard tier's module size, and the fix found in it."""
+    look = _plain_look(cfg, 4)
+    grey = cv2.cvtColor(_frame(cfg, look, segno_modules), cv2.COLOR_BGR2GRAY)
+    fix = locate_layout(grey, cfg).fix
+    assert fix is not None and len(fix.templates) == len(cfg.fiducials)
+    modules = [
+        float(np.linalg.norm(np.diff(fix.corners_px[c], axis=0), axis=1).min())
+        / segno_modules(c).shape[0]
+        for c in fix.templates
+    ]
+    assert 2.0 < min(modules) < 2.5 and 3.0 < max(modules) < 3.5  # px a module, as on the tier
+    return look, grey, fix
+
+
+def _shaken(grey: np.ndarray, length: float, angle_deg: float) -> np.ndarray:
+    """The frame with the camera shaking during the exposure: ``length`` px of motion blur."""
+    c = int(np.ceil(length / 2)) + 1
+    n = 2 * c + 1  # odd, so that the kernel's centre is a pixel's and nothing is shifted
+    kernel = np.zeros((n, n), np.float32)
+    a = np.radians(angle_deg)
+    for t in np.linspace(-length / 2, length / 2, 8 * n):
+        x, y = c + t * np.cos(a), c + t * np.sin(a)
+        x0, y0 = int(np.floor(x)), int(np.floor(y))
+        fx, fy = x - x0, y - y0  # spread over the four pixels around the point
+        kernel[y0, x0] += (1 - fx) * (1 - fy)
+        kernel[y0, x0 + 1] += fx * (1 - fy)
+        kernel[y0 + 1, x0] += (1 - fx) * fy
+        kernel[y0 + 1, x0 + 1] += fx * fy
+    return np.asarray(cv2.filter2D(grey, -1, kernel / kernel.sum()), np.uint8)
+
+
+def _moved(grey: np.ndarray, fix: LayoutFix, mm: float, angle_deg: float) -> np.ndarray:
+    """The frame shifted by ``mm`` on the layout (at the codes' mean scale), sub-pixel."""
+    sides = [np.linalg.norm(np.diff(c, axis=0), axis=1).mean() for c in fix.corners_px.values()]
+    size_mm = load_camera_config(EXAMPLE).fiducials[0].size_mm
+    px_per_mm = float(np.mean(sides)) / size_mm
+    d = mm * px_per_mm
+    a = np.radians(angle_deg)
+    m = np.array([[1, 0, d * np.cos(a)], [0, 1, d * np.sin(a)]], np.float64)
+    h, w = grey.shape
+    return np.asarray(
+        cv2.warpAffine(grey, m, (w, h), flags=cv2.INTER_CUBIC, borderMode=cv2.BORDER_REPLICATE),
+        np.uint8,
+    )
+
+
+def test_checking_a_fix_leaves_it_as_it_was_so_a_still_camera_keeps_it(
+    cfg: CameraConfig, still: tuple[Look, np.ndarray, LayoutFix]
+) -> None:
+    _, grey, fix = still
+    before = {c: t.copy() for c, t in fix.templates.items()}
+    blurred = _shaken(grey, 6, 30)
+    # a camera's frames: many checks of one fix (each once faded its stored pictures)
+    for frame in [grey, blurred] * 15:
+        assert verify_fix(frame, fix, cfg) == len(fix.templates)
+    for code, template in fix.templates.items():
+        np.testing.assert_array_equal(template, before[code])
+
+
+@pytest.mark.parametrize("length", [5.0, 6.5, 8.0])
+@pytest.mark.parametrize("angle", [0.0, 50.0, 100.0, 160.0])
+def test_camera_shake_of_the_hard_tier_keeps_the_fix(
+    cfg: CameraConfig, still: tuple[Look, np.ndarray, LayoutFix], length: float, angle: float
+) -> None:
+    _, grey, fix = still
+    shaken = _shaken(grey, length, angle)
+    assert verify_fix(shaken, fix, cfg) == len(fix.templates)
+
+
+@pytest.mark.parametrize("mm", [2.5, 4.0])
+@pytest.mark.parametrize("angle", [0.0, 75.0, 210.0])
+@pytest.mark.parametrize("shake", [0.0, 8.0])
+def test_a_camera_moved_a_few_millimetres_loses_the_fix_blurred_or_not(
+    cfg: CameraConfig,
+    still: tuple[Look, np.ndarray, LayoutFix],
+    mm: float,
+    angle: float,
+    shake: float,
+) -> None:
+    _, grey, fix = still
+    moved = _moved(grey, fix, mm, angle)
+    if shake:
+        moved = _shaken(moved, shake, angle + 40)
+    assert verify_fix(moved, fix, cfg) < cfg.min_fiducials
+
+
+def test_a_camera_turned_half_a_degree_and_shaken_loses_the_fix(
+    cfg: CameraConfig, still: tuple[Look, np.ndarray, LayoutFix]
+) -> None:
+    look, _, fix = still
+    turned = replace(look, camera=replace(look.camera, yaw_deg=look.camera.yaw_deg + 0.5))
+    grey = cv2.cvtColor(_frame(cfg, turned, segno_modules), cv2.COLOR_BGR2GRAY)
+    assert verify_fix(_shaken(grey, 7, 20), fix, cfg) < cfg.min_fiducials
+
+
+def test_the_tracker_keeps_the_fix_through_shaken_frames_and_drops_it_when_the_camera_moves(
+    cfg: CameraConfig, still: tuple[Look, np.ndarray, LayoutFix]
+) -> None:
+    _, grey, _ = still
+    eager = replace(cfg, relocate_every=2)  # scheduled searches fall on shaken frames
+    tracker = LayoutTracker(eager)
+    fix = tracker.update(grey)
+    assert fix is not None and len(fix.found) == len(cfg.fiducials)
+    shaken = [_shaken(grey, 8, a) for a in (10.0, 70.0, 130.0)]
+    assert all(locate_layout(f, eager).fix is None for f in shaken)  # zbar reads none of them
+    for frame in shaken * 2:  # six frames: three scheduled searches fail, the fix stays
+        assert tracker.update(frame) is fix
+    # moved by 4 mm and shaken: the fix goes and the frame is searched (and cannot be read)
+    assert tracker.update(_shaken(_moved(grey, fix, 4.0, 0.0), 8, 10)) is None
+    assert tracker.fix is None and tracker.reason.startswith("fiducials not found")
+    # the moved camera, still: found again where it now is
+    moved = _moved(grey, fix, 4.0, 0.0)
+    again = tracker.update(moved)
+    assert again is not None and verify_fix(moved, again, cfg) == len(again.templates)
+
+
+def test_a_fix_from_some_of_the_codes_gives_way_to_one_from_all_of_them(
+    cfg: CameraConfig, still: tuple[Look, np.ndarray, LayoutFix]
+) -> None:
+    _, grey, full = still
+    covered = grey.copy()
+    for code in list(full.corners_px)[:2]:  # a hand over two of the codes
+        x0, y0 = np.floor(full.corners_px[code].min(axis=0)).astype(int) - 6
+        x1, y1 = np.ceil(full.corners_px[code].max(axis=0)).astype(int) + 6
+        covered[y0:y1, x0:x1] = 90
+    tracker = LayoutTracker(cfg)
+    partial = tracker.update(covered)
+    assert partial is not None and len(partial.found) == 2
+    assert tracker.update(_shaken(covered, 8, 45)) is partial  # nothing better to be had
+    better = tracker.update(grey)  # the hand gone: the codes it hid are read too
+    assert better is not None and better is not partial
+    assert len(better.found) == len(cfg.fiducials)
+    assert tracker.update(grey) is better  # and kept
+
+
+def test_codes_in_view_but_not_read_are_watched_too(
+    cfg: CameraConfig, still: tuple[Look, np.ndarray, LayoutFix]
+) -> None:
+    _, grey, full = still
+    codes = list(full.corners_px)
+
+    def box(code: str, pad: int) -> tuple[slice, slice]:
+        (x0, y0), (x1, y1) = full.corners_px[code].min(axis=0), full.corners_px[code].max(axis=0)
+        return slice(int(y0) - pad, int(y1) + pad), slice(int(x0) - pad, int(x1) + pad)
+
+    smudged = grey.copy()
+    for code in codes[2:]:  # two codes smeared past reading (dew on the lens, say)
+        smudged[box(code, 6)] = cv2.blur(grey, (9, 9))[box(code, 6)]
+    fix = locate_layout(smudged, cfg).fix
+    assert fix is not None and set(fix.found) == set(codes[:2])
+    assert set(fix.templates) == set(codes)  # the smeared ones are watched where the fix puts them
+    covered = smudged.copy()
+    covered[box(codes[0], 6)] = 90  # then a hand over one of the two codes read
+    assert verify_fix(covered, fix, cfg) == 3
+    assert verify_fix(_moved(covered, fix, 3.0, 120.0), fix, cfg) < cfg.min_fiducials
+
+
+def test_a_still_camera_s_fix_is_refitted_to_the_corners_of_several_searches(
+    cfg: CameraConfig, still: tuple[Look, np.ndarray, LayoutFix]
+) -> None:
+    look = still[0]
+    renderer = LayoutRenderer(cfg, modules=segno_modules)  # type: ignore[arg-type]
+    img, _ = renderer.draw_scene(Scene({b.box: () for b in cfg.boxes}), look)
+    # the same view, with its own noise each frame
+    frames = [
+        cv2.cvtColor(renderer.to_frame(img, look, np.random.default_rng(s)), cv2.COLOR_BGR2GRAY)
+        for s in range(5)
+    ]
+    tracker = LayoutTracker(cfg)
+    fixes = [tracker.update(f) for f in frames]
+    first = fixes[0]
+    assert first is not None and all(f is not None for f in fixes)
+    assert fixes[-1] is not first  # refined (searched again at the 1st, 2nd and 4th frame)
+    refined = tracker.fix
+    assert refined is not None
+    searched = [locate_layout(frames[i], cfg).fix for i in (0, 1, 2, 4)]
+    for code in first.found:
+        corners = np.stack([s.corners_px[code] for s in searched if s is not None])
+        np.testing.assert_allclose(refined.corners_px[code], np.median(corners, axis=0))
+    fid = cfg.fiducials[0]
+    truth = look.camera.project(np.column_stack([fiducial_corners_mm(fid), np.zeros(4)]))
+    assert np.abs(refined.corners_px[fid.code] - truth).max() < 1.5

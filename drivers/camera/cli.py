@@ -23,7 +23,6 @@ from drivers.camera.config import (
 # them (tests/test_cli.py checks).
 if TYPE_CHECKING:
     from drivers.camera.detector import BoxReading, U8Array
-    from drivers.camera.fiducials import LayoutFix
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -191,7 +190,7 @@ def _detect(args: argparse.Namespace) -> int:
 
 def _detect_all(args: argparse.Namespace) -> int:
     from drivers.camera.detector import ChipDetector
-    from drivers.camera.fiducials import locate_layout, verify_fix
+    from drivers.camera.fiducials import LayoutTracker
     from drivers.camera.monitor import is_black
     from drivers.camera.sources import SourceError
 
@@ -205,8 +204,7 @@ def _detect_all(args: argparse.Namespace) -> int:
             print(f"error: {path}: no such file or folder", file=sys.stderr)
             status = 1
             continue
-        fix: LayoutFix | None = None
-        since = 0
+        layout = LayoutTracker(cfg)
         try:
             for label, frame, same_camera in _frames(path):
                 result: dict[str, Any] = {"image": label}
@@ -215,20 +213,12 @@ def _detect_all(args: argparse.Namespace) -> int:
                 elif is_black(frame, cfg.black_level):
                     result["error"] = "black frame"
                 else:
-                    if (
-                        not same_camera
-                        or since >= cfg.relocate_every
-                        or fix is None
-                        or (verify_fix(_grey(frame), fix, cfg) < cfg.min_fiducials)
-                    ):
-                        fix = None
+                    if not same_camera:
+                        layout.drop()
+                    fix = layout.update(frame)
                     if fix is None:
-                        search = locate_layout(frame, cfg)
-                        fix, since = search.fix, 0
-                        if fix is None:
-                            result["error"] = search.reason
-                    since += 1
-                    if fix is not None:
+                        result["error"] = layout.reason
+                    else:
                         reading = detector.read(frame, fix)
                         result["boxes"] = {
                             str(b): _box_dict(r) for b, r in sorted(reading.boxes.items())
@@ -270,13 +260,6 @@ def _score(args: argparse.Namespace) -> int:
     else:
         print(format_scores(tiers, cfg.min_confidence))
     return 0
-
-
-def _grey(frame: U8Array) -> U8Array:
-    import cv2
-    import numpy as np
-
-    return np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), np.uint8)
 
 
 def _print_result(result: dict[str, Any], as_json: bool) -> None:

@@ -1,8 +1,9 @@
 """The chip camera as the table service runs it: frames in, ``wager_seen`` events out.
 
-Each step reads a frame, checks it (no frame, black frame), places the layout (the fiducials
-are searched for every ``relocate_every`` frames, at once if a quick per-frame check says the
-camera has moved, and after any fault), reads the boxes and feeds the stability tracker.
+Each step reads a frame, checks it (no frame, black frame), places the layout
+(``LayoutTracker``: the fiducials are searched for every ``relocate_every`` frames, at once if
+a quick per-frame check says the camera has moved, and after any fault), reads the boxes and
+feeds the stability tracker.
 Faults go to the status object and the log; they never raise: the table carries on with
 manual wager entry while the camera is down.
 """
@@ -18,7 +19,7 @@ import numpy as np
 
 from drivers.camera.config import CameraConfig
 from drivers.camera.detector import ChipDetector, FrameReading, U8Array
-from drivers.camera.fiducials import LayoutFix, locate_layout, verify_fix
+from drivers.camera.fiducials import LayoutFix, LayoutTracker
 from drivers.camera.sources import FrameSource
 from drivers.camera.stability import StabilityTracker, StableReport, wager_seen_event
 from drivers.camera.status import BLACK_FRAME, FIDUCIALS_NOT_FOUND, NO_FRAMES, CameraStatus
@@ -46,10 +47,13 @@ class CameraMonitor:
         self.tracker = StabilityTracker(
             tuple(b.box for b in cfg.boxes), cfg.stable_frames, cfg.min_confidence
         )
-        self.fix: LayoutFix | None = None
+        self.layout = LayoutTracker(cfg)
         self.last_reading: FrameReading | None = None
         self.last_reports: list[StableReport] = []
-        self._since_fix = 0
+
+    @property
+    def fix(self) -> LayoutFix | None:
+        return self.layout.fix
 
     def step(self) -> list[dict[str, Any]]:
         """Process one frame; returns the ``wager_seen`` events it produced (often none)."""
@@ -62,27 +66,15 @@ class CameraMonitor:
         if is_black(frame, self.cfg.black_level):
             return self._fault(BLACK_FRAME, f"black frame from {self.source.name}")
         grey = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), np.uint8)
-        if self.fix is not None:
-            self._since_fix += 1
-            if verify_fix(grey, self.fix, self.cfg) < self.cfg.min_fiducials:
-                self.fix = None  # the camera has moved, or the codes are covered
-            elif self._since_fix >= self.cfg.relocate_every:
-                # Refine the fix; if zbar misses the codes this time, the old fix still holds.
-                search = locate_layout(grey, self.cfg)
-                if search.fix is not None:
-                    self.fix = search.fix
-                self._since_fix = 0
-        if self.fix is None:
-            search = locate_layout(grey, self.cfg)
-            if search.fix is None:
-                return self._fault(FIDUCIALS_NOT_FOUND, search.reason)
-            self.fix, self._since_fix = search.fix, 0
-        reading = self.detector.read(frame, self.fix)
+        fix = self.layout.update(grey)
+        if fix is None:
+            return self._fault(FIDUCIALS_NOT_FOUND, self.layout.reason)
+        reading = self.detector.read(frame, fix)
         self.last_reading = reading
         self.status.set_ok()
         unreadable = sum(1 for r in reading.boxes.values() if r.confidence == 0.0)
         if unreadable * 2 > len(reading.boxes):
-            self._since_fix = self.cfg.relocate_every  # look for the layout again next frame
+            self.layout.search_next()  # look for the layout again next frame
         self.last_reports = self.tracker.update(reading)
         now = self.clock()
         return [wager_seen_event(r, time=now) for r in self.last_reports]
@@ -90,7 +82,7 @@ class CameraMonitor:
     def _fault(self, kind: str, reason: str) -> list[dict[str, Any]]:
         self.status.set_fault(kind, reason)
         self.tracker.interrupt()
-        self.fix = None
+        self.layout.drop()
         return []
 
     def run(

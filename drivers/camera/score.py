@@ -6,7 +6,7 @@ files each with a ``.jsonl`` of truths (one line a frame). A truth gives each bo
 (and ``chips``), the boxes a hand covers (``occluded``) and, from the evaluation renderer, the
 ``tier`` of its conditions. The frames are read in name order as a camera would give them: the
 layout is searched for in each frame unless the previous fix still holds (its codes are where
-it put them), as the table service does.
+it put them), as the table service does (``fiducials.LayoutTracker``).
 
 Per tier, and overall:
 - exact: boxes clear of hands whose total was read right with at least the operating
@@ -34,7 +34,7 @@ import numpy as np
 
 from drivers.camera.config import CameraConfig
 from drivers.camera.detector import ChipDetector, U8Array
-from drivers.camera.fiducials import LayoutFix, locate_layout, verify_fix
+from drivers.camera.fiducials import LayoutTracker
 from drivers.camera.sources import IMAGE_SUFFIXES
 
 UNNAMED_TIER = "untiered"
@@ -172,9 +172,7 @@ def score_folder(folder: Path, cfg: CameraConfig) -> dict[str, TierScore]:
     detector = ChipDetector(cfg)
     boxes = {b.box for b in cfg.boxes}
     tiers: dict[str, TierScore] = {}
-    fix: LayoutFix | None = None
-    since = 0
-    size: tuple[int, int] | None = None
+    layout = LayoutTracker(cfg)
     for truth, frame in _frames(folder, boxes):
         score = tiers.setdefault(truth.tier, TierScore())
         score.frames += 1
@@ -189,16 +187,7 @@ def score_folder(folder: Path, cfg: CameraConfig) -> dict[str, TierScore]:
         frame_size = (frame.shape[1], frame.shape[0])
         score.sizes.add(frame_size)
         grey = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), np.uint8)
-        if (
-            fix is not None
-            and frame_size == size
-            and since < cfg.relocate_every
-            and verify_fix(grey, fix, cfg) >= cfg.min_fiducials
-        ):
-            since += 1
-        else:
-            fix = locate_layout(grey, cfg).fix
-            since, size = 0, frame_size
+        fix = layout.update(grey)
         reading = detector.read(frame, fix) if fix is not None else None
         score.seconds += time.perf_counter() - t0
         if reading is None:
