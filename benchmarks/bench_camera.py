@@ -41,7 +41,7 @@ import structlog
 
 from drivers.camera.config import CameraConfig, load_camera_config
 from drivers.camera.detector import ChipDetector, U8Array
-from drivers.camera.fiducials import LayoutFix, locate_layout, verify_fix
+from drivers.camera.fiducials import LayoutTracker
 from drivers.camera.monitor import CameraMonitor
 from drivers.camera.render import render_frames, render_sequence, write_rendered
 from drivers.camera.score import TierScore, format_scores, score_folder
@@ -78,18 +78,14 @@ def _reference_ms(frame: U8Array) -> float:
 
 def fixed_camera_fps(cfg: CameraConfig, frames: list[U8Array], count: int) -> tuple[float, float]:
     """(frames a second, ms of the reference workload) for a fixed camera showing ``frames``
-    in turn: per frame the fix check and the detector, a full search every relocate_every."""
+    in turn, as the table runs it: per frame the layout tracker (the fix checked, refined
+    while the camera is still, searched again every relocate_every) and the detector."""
     detector = ChipDetector(cfg)
-    fix: LayoutFix | None = None
-    since = 0
+    layout = LayoutTracker(cfg)
     t0 = time.perf_counter()
     for i in range(count):
         frame = frames[i % len(frames)]
-        grey = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), np.uint8)
-        if fix is None or since >= cfg.relocate_every or verify_fix(grey, fix, cfg) < 2:
-            found = locate_layout(grey, cfg).fix
-            fix, since = (found or fix), 0
-        since += 1
+        fix = layout.update(frame)
         if fix is not None:
             detector.read(frame, fix)
     seconds = time.perf_counter() - t0

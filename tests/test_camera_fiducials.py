@@ -302,3 +302,31 @@ def test_a_still_camera_s_fix_is_refitted_to_the_corners_of_several_searches(
     fid = cfg.fiducials[0]
     truth = look.camera.project(np.column_stack([fiducial_corners_mm(fid), np.zeros(4)]))
     assert np.abs(refined.corners_px[fid.code] - truth).max() < 1.5
+
+
+def test_a_code_never_read_does_not_make_the_tracker_search_every_frame(
+    cfg: CameraConfig, still: tuple[Look, np.ndarray, LayoutFix], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import drivers.camera.fiducials as fiducials
+
+    _, grey, full = still
+    covered = grey.copy()
+    code = next(iter(full.corners_px))  # a code this camera never reads (covered for good)
+    x0, y0 = np.floor(full.corners_px[code].min(axis=0)).astype(int) - 6
+    x1, y1 = np.ceil(full.corners_px[code].max(axis=0)).astype(int) + 6
+    covered[y0:y1, x0:x1] = 90
+    searches = []
+    real = fiducials.locate_layout
+
+    def counted(frame: np.ndarray, c: CameraConfig) -> fiducials.FiducialSearch:
+        searches.append(1)
+        return real(frame, c)
+
+    monkeypatch.setattr(fiducials, "locate_layout", counted)
+    tracker = LayoutTracker(cfg)
+    for _ in range(25):
+        fix = tracker.update(covered)
+        assert fix is not None and code not in fix.found
+    # The first frame's search, then the refinements at the 1st, 2nd, 4th, 8th and 16th
+    # frame after it: not one a frame (the fix lacks that code throughout).
+    assert len(searches) == 6
