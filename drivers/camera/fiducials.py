@@ -352,9 +352,10 @@ class LayoutTracker:
 
     While the camera stays still the fix is refined: the layout is searched for again at the
     1st, 2nd, 4th, 8th ... frame after a fresh search, and the fix is refitted to each
-    code's corners taken over the searches that read it (their median). One frame's corners are noisy: a fix from two codes of
-    a blurred frame placed the far corners 2-4 px off, and one kept from a single frame for a
-    whole session misread boxes another frame's fix read right. A search that fails (a blurred
+    code's corners taken over the searches that read it (their median). One frame's corners
+    are noisy: a fix from two codes of a blurred frame placed the far corners 2-4 px off, and
+    one kept from a single frame for a whole session misread boxes another frame's fix read
+    right. A search that fails (a blurred
     frame) leaves the fix as it was. Every ``relocate_every`` frames the corners start again
     from a fresh search, so that a slow drift of the camera is followed."""
 
