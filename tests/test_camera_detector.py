@@ -303,3 +303,18 @@ def test_a_fainter_band_beyond_a_stacks_foot_is_seen_and_a_soft_clean_edge_is_no
         bottom = _crossing(soft, 182, +1, reach=4)
         assert bottom < 182.0  # the half-way edge is the lit chip's, one step short
         assert _foot_tail(soft, 182, bottom, step) > _FOOT_TAIL + 0.04, sigma  # no confidence
+
+
+def test_a_table_whose_stacks_stand_straight_never_says_a_stack_may_lean(
+    cfg: CameraConfig, stills: list[RenderedFrame]
+) -> None:
+    # Read with an upright table (this module's): an unsure count is "between two counts",
+    # never "may lean" (the dealer's screen shows the reason to the dealer).
+    detector = ChipDetector(cfg)
+    notes: set[str] = set()
+    for frame in stills:
+        search = locate_layout(frame.image, cfg)
+        assert search.fix is not None, search.reason
+        notes |= {r.note for r in detector.read(frame.image, search.fix).boxes.values()}
+    assert not any("may lean" in n for n in notes), notes
+    assert any("between two counts" in n for n in notes), notes

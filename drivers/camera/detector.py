@@ -483,7 +483,11 @@ class ChipDetector:
             seams, quality = _seam_count(profile, top + (near - far), bottom, step)
             if seams is not None and abs(seams - n) < _SEAM_AGREE and quality >= _SEAM_QUALITY:
                 lean = min(lean, _SEAM_LEAN)
-        checks["lean"] = float(np.clip((0.5 - abs(exact - n) - lean) / 0.15, 0.0, 1.0))
+        nearness = float(np.clip((0.5 - abs(exact - n) - lean) / 0.15, 0.0, 1.0))
+        if lay.stack_lean_mm > 0:
+            checks["lean"] = nearness
+        else:  # stacks stand straight here: what is left is the count's own nearness
+            checks["count"] = min(checks["count"], nearness)
         bottom_gap = abs(float(rows[-1]) - bottom)
         c_edges = float(
             np.clip(1.0 - (max(top_gap, bottom_gap) - 0.6 * step) / (0.4 * step), 0.0, 1.0)
