@@ -224,6 +224,8 @@ def test_check_devices_all_good(tmp_path: Path) -> None:
     assert status == 0, out
     assert "shoe    ok:" in out and "heard a heartbeat" in out
     assert "camera  ok:" in out and "1280x720" in out
+    # the example table's chips were never learned: the technician is told to learn them
+    assert "never learned on this table" in out and "calibrate --learn" in out
     assert "store   ok:" in out and "new store" in out
 
 

@@ -48,6 +48,14 @@ class CameraFeed:
         self.min_period = 1.0 / max_fps if max_fps > 0 else 0.0
         self.retry_seconds = retry_seconds
         self.monitor: CameraMonitor | None = None
+        # A camera whose chips were never learned here works, but less surely: said at start
+        # and as the camera's state while it works (the screen shows it on the device).
+        self.ok_note = ""
+        if cfg.learned is None:
+            from controller.service.check import NOT_LEARNED
+
+            self.ok_note = NOT_LEARNED
+            log.warning("chip camera not learned", reason=NOT_LEARNED)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         service.set_device("camera", "connecting", cfg.source)
@@ -88,7 +96,7 @@ class CameraFeed:
                 continue
             status = self.monitor.status
             if status.ok:
-                self.service.set_device("camera", "ok")
+                self.service.set_device("camera", "ok", self.ok_note)
                 dry_since = None
             else:
                 self.service.set_device("camera", "fault", status.reason)

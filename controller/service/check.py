@@ -23,6 +23,11 @@ from pathlib import Path
 
 from controller.service.config import ServiceConfig
 
+NOT_LEARNED = (
+    "its chips were never learned on this table (no [camera.learned]): run `floorctl "
+    "calibrate --learn` before play (as configured, a dark chip at a stack's foot may be missed)"
+)
+
 
 @dataclass(frozen=True)
 class DeviceCheck:
@@ -136,7 +141,8 @@ def _check_camera(cfg: ServiceConfig) -> DeviceCheck:
             "camera",
             True,
             f"{camera.source!r} gives {width}x{height} frames "
-            "(`floorctl calibrate` checks the layout is in view)",
+            "(`floorctl calibrate` checks the layout is in view)"
+            + ("" if camera.learned is not None else f"; {NOT_LEARNED}"),
         )
     finally:
         source.close()
