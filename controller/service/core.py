@@ -675,7 +675,9 @@ class TableService:
         the camera's, unless it is in manual mode or cannot read that box."""
         if "camera" in self.manual:
             return ""
-        if box in self.unsure and self.device("camera").state in DEVICE_UP:
+        if self.device("camera").state not in DEVICE_UP:
+            return "wagers come from the chip camera: a supervisor puts it in manual mode"
+        if box in self.unsure:
             return ""
         return (
             f"wagers come from the chip camera, which reads box {box}: "
