@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import structlog
 
+from controller.service.check import NOT_LEARNED
 from controller.service.core import TableService
 from drivers.camera import CameraConfig, CameraMonitor, FrameSource, SourceError, open_source
 from drivers.camera.render import LayoutRenderer, Look, Scene, Stack, random_look
@@ -52,8 +53,6 @@ class CameraFeed:
         # and as the camera's state while it works (the screen shows it on the device).
         self.ok_note = ""
         if cfg.learned is None:
-            from controller.service.check import NOT_LEARNED
-
             self.ok_note = NOT_LEARNED
             log.warning("chip camera not learned", reason=NOT_LEARNED)
         self._stop = threading.Event()

@@ -757,12 +757,7 @@ def _crossing(
     cloth) is half way between the chip's, inside, and the cloth's, beyond it in
     ``direction``."""
     n = len(profile)
-    # Far enough in and out that a soft edge does not reach: the chip's level is the upper
-    # quartile inside (seams and spots pull the median down), the cloth's the median beyond.
-    back = [start - direction * j for j in range(2, reach + 1) if 0 <= start - direction * j < n]
-    beyond = [start + direction * j for j in range(4, 11) if 0 <= start + direction * j < n]
-    inside = float(np.percentile(profile[back], quantile)) if back else float(profile[start])
-    outside = float(np.median(profile[beyond])) if beyond else 0.0
+    inside, outside = _edge_levels(profile, start, direction, reach, quantile)
     level = (inside + outside) / 2
     # From just beyond the edge, inwards to the first row above the level.
     y = min(max(start + 3 * direction, 0), n - 1)
@@ -780,6 +775,25 @@ def _crossing(
     return float(y + direction * np.clip(frac, 0.0, 1.0))
 
 
+def _edge_levels(
+    profile: npt.NDArray[np.floating[Any]],
+    start: int,
+    direction: int,
+    reach: int = 20,
+    quantile: float = 75,
+) -> tuple[float, float]:
+    """The chip's level inside an edge near ``start`` and the cloth's beyond it in
+    ``direction``, far enough in and out that a soft edge does not reach: the chip's is the
+    upper quantile inside (seams and spots pull the median down), the cloth's the median
+    beyond. Without rows inside, the start's own; without rows beyond, 0."""
+    n = len(profile)
+    back = [start - direction * j for j in range(2, reach + 1) if 0 <= start - direction * j < n]
+    beyond = [start + direction * j for j in range(4, 11) if 0 <= start + direction * j < n]
+    inside = float(np.percentile(profile[back], quantile)) if back else float(profile[start])
+    outside = float(np.median(profile[beyond])) if beyond else 0.0
+    return inside, outside
+
+
 def _foot_tail(
     front: npt.NDArray[np.floating[Any]], last: int, bottom: float, step: float
 ) -> float:
@@ -787,13 +801,10 @@ def _foot_tail(
     cloth, as a share of how far the stack's lowest rows inside it do (the mask's ``last``
     row): about 0 when the cloth begins at the edge, more when a fainter band lies there."""
     n = len(front)
-    inside = [last - j for j in range(2, 21) if 0 <= last - j < n]
-    beyond = [last + j for j in range(4, 11) if last + j < n]
     tail = [y for y in range(math.ceil(bottom) + 1, math.ceil(bottom + 1 + step)) if y < n]
-    if not inside or not beyond or not tail:
-        return 0.0
-    outside = float(np.median(front[beyond]))
-    level = float(np.percentile(front[inside], 75))
+    if not tail or last < 2 or last + 4 >= n:
+        return 0.0  # no rows inside, beyond or below to compare
+    level, outside = _edge_levels(front, last, +1)
     return (float(np.mean(front[tail])) - outside) / max(level - outside, 1e-6)
 
 

@@ -190,10 +190,9 @@ def fit_layout(
     by_code = {f.code: f for f in cfg.fiducials}
     codes = [f.code for f in cfg.fiducials if f.code in corners_px]
     need = cfg.min_fiducials
-    unknown_t = unknown
     if len(codes) < need:
         reason = f"fiducials not found: read {len(codes)} of {len(cfg.fiducials)} (need {need})"
-        return FiducialSearch(None, tuple(codes), unknown_t, reason)
+        return FiducialSearch(None, tuple(codes), unknown, reason)
     fitted = _fit(codes, corners_px, by_code)
     while fitted is not None and fitted[1] > _FIT_LIMIT_MM and len(codes) > need:
         # One code read in the wrong place (a reflection, a code stuck on top): leave out the
@@ -210,7 +209,7 @@ def fit_layout(
             break
         codes, fitted = min(trials, key=lambda t: t[1][1] if t[1] is not None else np.inf)
     if fitted is None:
-        return FiducialSearch(None, tuple(codes), unknown_t, "fiducials not found: degenerate fit")
+        return FiducialSearch(None, tuple(codes), unknown, "fiducials not found: degenerate fit")
     h, error = fitted
     src = np.concatenate([fiducial_corners_mm(by_code[c]) for c in codes])
     dst = np.concatenate([corners_px[c] for c in codes])
@@ -234,7 +233,7 @@ def fit_layout(
     }
     templates = {c: t for c, px in places.items() if (t := _template(grey, px)) is not None}
     fix = replace(fix, templates=templates, template_px={c: places[c] for c in templates})
-    return FiducialSearch(fix, tuple(codes), unknown_t, "")
+    return FiducialSearch(fix, tuple(codes), unknown, "")
 
 
 def _fit(

@@ -14,9 +14,6 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-import cv2
-import numpy as np
-
 from drivers.camera.config import CameraConfig
 from drivers.camera.detector import ChipDetector, FrameReading, U8Array
 from drivers.camera.fiducials import LayoutFix, LayoutTracker
@@ -65,8 +62,7 @@ class CameraMonitor:
         self.status.frames += 1
         if is_black(frame, self.cfg.black_level):
             return self._fault(BLACK_FRAME, f"black frame from {self.source.name}")
-        grey = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), np.uint8)
-        fix = self.layout.update(grey)
+        fix = self.layout.update(frame)
         if fix is None:
             return self._fault(FIDUCIALS_NOT_FOUND, self.layout.reason)
         reading = self.detector.read(frame, fix)

@@ -186,8 +186,7 @@ def score_folder(folder: Path, cfg: CameraConfig) -> dict[str, TierScore]:
         t0 = time.perf_counter()
         frame_size = (frame.shape[1], frame.shape[0])
         score.sizes.add(frame_size)
-        grey = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), np.uint8)
-        fix = layout.update(grey)
+        fix = layout.update(frame)
         reading = detector.read(frame, fix) if fix is not None else None
         score.seconds += time.perf_counter() - t0
         if reading is None:
