@@ -56,7 +56,12 @@ from controller.store.canonical import GENESIS, canonical_json, record_hash
 from controller.store.fold import Fold, event_body
 from controller.store.repository import Store, table_row_for
 
-SERVER = os.environ.get("FLOORCTL_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
+SERVER = os.environ.get(
+    "FLOORCTL_BENCH_PG",
+    os.environ.get("FLOORCTL_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test").replace(
+        "postgresql+psycopg://", "postgresql://", 1
+    ),
+)
 START = datetime(2026, 11, 2, 20, 0, tzinfo=UTC)  # 09:00 NZDT on 3 November 2026
 WHO = Who("bench", "surveillance", "cli")
 

@@ -1,6 +1,6 @@
 """Every house edge the README quotes, by a second method: the oracle beside `floorctl simulate`.
 
-The oracle (`benchmarks/oracle/`) is a compact simulator written from RULES.md and the shipped
+The oracle (`benchmarks/oracle/`) is a compact simulator written from the rule book and the shipped
 strategy tables without reading floorctl's engine, payouts, cards or simulator (issue 18). This
 script plays the same number of rounds of one box, one player, the same wager, the same
 strategy table and the same 75% penetration through both (different seeds: the shoes are

@@ -13,7 +13,7 @@
 3. **A round's proof in a 1e6-event log**: ``prove`` of one round (its events, each with an
    inclusion proof under the newest head) and ``verify-proof`` of it: time and size.
 
-The shift is the pontoon examples of ../shared/spec/examples, one after another.
+The shift is the pontoon examples of tests/data/examples, one after another.
 """
 
 from __future__ import annotations

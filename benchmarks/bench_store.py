@@ -19,7 +19,7 @@ the appends show the recorder's own CPU cost against sqlite3's.
    derived rows compared), against the engine's own rate on the same stored events
    (``json.loads``, ``parse_event``, ``Table.apply``).
 
-The shift is the pontoon examples of ../shared/spec/examples, one after another. Timings
+The shift is the pontoon examples of tests/data/examples, one after another. Timings
 vary with what else the machine runs: the ratios are the figures to compare.
 """
 
@@ -48,7 +48,7 @@ from controller.store.recorder import Recorder, utc_now
 from controller.store.repository import Derived, Store, table_row_for
 from controller.store.verify import verify_store
 
-EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[1] / "tests" / "data" / "examples"
 PG = os.environ.get("FLOORCTL_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 

@@ -1,4 +1,4 @@
-"""The event vocabulary of ``shared/spec/SCENARIO.md``, parsed and checked.
+"""The event vocabulary of ``docs/reference/events.md``, parsed and checked.
 
 A scenario line that is not valid JSON, has an unknown ``type``, an unknown card code or a
 missing (or malformed) field is an input error: :class:`ScenarioError` names the line and the
@@ -345,15 +345,15 @@ _SPECS: dict[str, _Spec] = {
     "absent": _Spec(("box",)),
     "void": _Spec((), ("box",)),
     "reshuffle_discards": _Spec(("cut_card",)),
-    # Extensions (devices and peek games); see the README's "Events beyond SCENARIO.md".
+    # Extensions (devices and peek games); see the README's "Events beyond the vocabulary".
     "misread": _Spec(("raw",)),
     "wager_seen": _Spec(("box", "amount"), ("chips", "confidence")),
     "peek": _Spec(),
-    # Opening the table and reconciling the shoe (SCENARIO.md, 6.1-6.3).
+    # Opening the table and reconciling the shoe (docs/reference/events.md, 6.1-6.3).
     "inspect": _Spec((), ("deck", "by")),
     "inspect_end": _Spec(),
     "shoe_end": _Spec(),
-    # The table's day and the dealer's screen; see the README's "Events beyond SCENARIO.md".
+    # The table's day and the dealer's screen; see the README's "Events beyond the vocabulary".
     "open_table": _Spec((), ("by",)),
     "opening_step": _Spec(("step",)),
     "close_table": _Spec(),

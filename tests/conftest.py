@@ -10,13 +10,13 @@ cannot be reached, those tests FAIL rather than skip.
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import paths
 import psycopg
 import pytest
 import structlog
@@ -30,13 +30,8 @@ def _structlog_isolated() -> Iterator[None]:
     structlog.reset_defaults()
 
 
-STORE_PG_BASE = os.environ.get(
-    "FLOORCTL_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
-
-
-def _pg_conninfo(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+STORE_PG_BASE = paths.PG_URL
+_pg_conninfo = paths.pg_conninfo
 
 
 @pytest.fixture
@@ -82,7 +77,7 @@ def store_url(request: pytest.FixtureRequest) -> str:
     return url
 
 
-STORE_EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "examples"
+STORE_EXAMPLES = paths.EXAMPLES
 
 
 def store_shift(blocks: int, table_id: str = "T1") -> list[dict[str, Any]]:
@@ -107,3 +102,21 @@ def store_shift(blocks: int, table_id: str = "T1") -> list[dict[str, Any]]:
 def store_shift_events() -> Callable[..., list[dict[str, Any]]]:
     """``store_shift_events(blocks, table_id="T1")``: a long legal shift (see store_shift)."""
     return store_shift
+
+
+_reporter: Any = None
+
+
+@pytest.hookimpl(trylast=True)  # after the terminal reporter is registered
+def pytest_configure(config: pytest.Config) -> None:
+    global _reporter
+    _reporter = config.pluginmanager.get_plugin("terminalreporter")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Name a failing test as it fails (the quiet progress line shows only an ``F``), so a long
+    run shows what broke without waiting for the summary."""
+    if report.failed and _reporter is not None:
+        where = "" if report.when == "call" else f" (in {report.when})"
+        _reporter.write("\n")
+        _reporter.write_line(f"FAILED {report.nodeid}{where}", red=True)

@@ -15,10 +15,12 @@ import socket
 import threading
 from urllib.parse import urlsplit, urlunsplit
 
+import paths
+
 
 class PgProxy:
-    def __init__(self, target: tuple[str, int] = ("127.0.0.1", 5432)) -> None:
-        self.target = target
+    def __init__(self, target: tuple[str, int] | None = None) -> None:
+        self.target = target or paths.pg_address()
         self._lock = threading.Lock()
         self._conns: list[tuple[socket.socket, socket.socket]] = []
         self._armed: str | None = None

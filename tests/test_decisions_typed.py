@@ -1,7 +1,7 @@
 """Table.open_decisions(): every decision open, typed, with who may take it, its limits and the
 rule that opens it; Due's decisions and prompts are the same list in the screen's form.
 
-Each expectation is worked from RULES.md: insurance up to half the initial wager (10.4(a)), a
+Each expectation is worked from the rule book: insurance up to half the initial wager (10.4(a)), a
 Pontoon double at most the original and at least the table's increment of 1 (12.3), a 1994
 Blackjack double exactly the original (10.2), back-bettors in line with the controller (15.3).
 """

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import paths
 import pytest
 
 from controller.service.demo import PtyPair
@@ -259,7 +260,7 @@ def test_check_devices_names_the_device_that_failed(
 
 def test_check_devices_on_an_existing_store(tmp_path: Path) -> None:
     db = tmp_path / "table.db"
-    scenario = ROOT.parent / "shared" / "spec" / "examples" / "01-pontoon-basic.jsonl"
+    scenario = paths.EXAMPLES / "01-pontoon-basic.jsonl"
     subprocess.run(
         [sys.executable, "-m", "controller.cli", "replay", str(scenario), "--db", f"sqlite:///{db}"],
         check=True, capture_output=True, timeout=60,

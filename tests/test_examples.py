@@ -1,4 +1,4 @@
-"""The worked scenarios of ../shared/spec/examples replay exactly to their expected results."""
+"""The worked scenarios of tests/data/examples replay exactly to their expected results."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import sys
 from decimal import Decimal
 from pathlib import Path
 
+import paths
 import pytest
 
 from controller.replay import replay_lines
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "spec" / "examples"
+EXAMPLES = paths.EXAMPLES
 SCENARIOS = sorted(EXAMPLES.glob("*.jsonl"))
 
 

@@ -10,6 +10,7 @@ import sys
 import uuid
 from pathlib import Path
 
+import paths
 import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,7 +56,7 @@ def test_the_floor_benchmark_runs_small_and_cleans_up() -> None:
         assert re.search(rf"{re.escape(figure)}\s+p50 x\s*[\d.]+\s+p95 x\s*[\d.]+", out)
     assert "indexed 4,500 events" not in out  # each stage indexes only what is new
     assert re.search(r"indexed 1,500 events.*\nindexed 3,000 events", out, re.S)
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/test") as conn:
+    with psycopg.connect(paths.pg_conninfo()) as conn:
         left = conn.execute(
             "SELECT count(*) FROM pg_database WHERE datname = %s", (f"floorctl_bench_{tag}",)
         ).fetchone()

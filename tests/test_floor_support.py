@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import paths
 import psycopg
 import pytest
 
@@ -36,8 +37,8 @@ from controller.floor.generate import Shift
 from controller.store.recorder import Recorder
 from controller.store.repository import Store
 
-PG_BASE = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "examples"
+PG_BASE = paths.PG_URL
+EXAMPLES = paths.EXAMPLES
 T01_START = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)  # 19:00 NZDT
 T02_START = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)  # 22:30 NZDT
 

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import paths
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -25,7 +26,7 @@ TABLE: dict[str, Any] = {
     "rules": {},
 }
 SHUFFLE = {"type": "shuffle", "decks": 6, "cut_card": 200}
-EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "spec" / "examples"
+EXAMPLES = paths.EXAMPLES
 
 
 def write(tmp_path: Path, *lines: object) -> Path:

@@ -24,10 +24,11 @@ import venv
 from collections.abc import Iterator
 from pathlib import Path
 
+import paths
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT.parent / "shared" / "spec" / "examples"
+EXAMPLES = paths.EXAMPLES
 
 
 def _run(

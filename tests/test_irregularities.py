@@ -1,4 +1,4 @@
-"""Section 16 and the other flags: each raised at the moment RULES.md gives, play going on."""
+"""Section 16 and the other flags: each raised at the moment the rule book gives, play going on."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Opening the table and reconciling the shoe (RULES.md "Opening the table", SCENARIO.md 6.1-6.3),
+"""Opening the table and reconciling the shoe (the rule book, "Opening the table", 6.1-6.3),
 and the events of the table's day: every case here is worked out by hand from the rule book.
 
 A one-deck Pontoon shoe keeps the cases small: 48 cards, no tens.

@@ -1,10 +1,10 @@
 """floorctl's settlements against the independent oracle, round by round (issue 18).
 
-The oracle (`benchmarks/oracle/`, written from RULES.md without reading the engine) deals a few
+The oracle (`benchmarks/oracle/`, written from the rule book without reading the engine) deals a few
 thousand rounds of Pontoon and of the generic blackjack — several boxes, back-bettors, the
 shipped strategy with a share of other legal moves (insurance, surrender, partial doubles,
 splits, rescues), and stacked rounds for the cases the rules single out — and writes them as
-one SCENARIO.md scenario with its own expected net for every settlement row. `floorctl replay
+one scenario with its own expected net for every settlement row. `floorctl replay
 --json` must give the same net for every row, the same cards to every hand and the dealer, and
 raise no flag on this legal play.
 

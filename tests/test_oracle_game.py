@@ -1,7 +1,7 @@
 """The oracle (`benchmarks/oracle/`) against hand-derived rounds, before it judges floorctl.
 
 Each case stacks a genuine shoe (cards only moved to the front) and plays one round by the
-shipped strategy table; the expected nets are worked out by hand from RULES.md, not taken from
+shipped strategy table; the expected nets are worked out by hand from the rule book, not taken from
 either program. The last tests check that the rule settings the oracle assumes are still the
 ones `config/` ships, so a reviewed rule change cannot leave the oracle behind unnoticed.
 """
@@ -148,7 +148,7 @@ def _settings(name: str) -> dict[str, Any]:
     return merged
 
 
-# The settings whose values the oracle's game logic is written for (RULES.md, the brief).
+# The settings whose values the oracle's game logic is written for (docs/reference/rule-book.md).
 ASSUMED = {
     "pontoon-nz-2000": {
         "decks": 6,

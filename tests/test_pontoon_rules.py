@@ -1,4 +1,4 @@
-"""pontoon-nz-2000: each rule of RULES.md by its number.
+"""pontoon-nz-2000: each rule of the rule book by its number.
 
 Deal order in every scenario: box 1, box 2, ..., the dealer's first card, box 1, box 2, ...;
 the dealer's second card comes after every box has played.

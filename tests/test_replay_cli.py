@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import paths
 import pytest
 
 from controller.cli import main
@@ -100,7 +101,7 @@ def test_rule_breaches_are_flagged_and_play_goes_on(
 
 
 def test_readable_table_without_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    examples = Path(__file__).resolve().parents[2] / "shared" / "spec" / "examples"
+    examples = paths.EXAMPLES
     assert main(["replay", str(examples / "04-pontoon-irregularities.jsonl")]) == 0
     out = capsys.readouterr().out
     assert "round 1  settled  dealer 4D 5C KH (19)" in out

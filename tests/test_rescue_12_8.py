@@ -1,7 +1,7 @@
 """12.8 rescue, settled as the rule says in every case: only the doubled part comes back.
 
 12.8: "the player may elect to withdraw the doubled portion of the wager, thus forfeiting
-his/her original wager"; RULES.md: "net loss = the original wager". Each case below is worked
+his/her original wager"; the rule book: "net loss = the original wager". Each case below is worked
 by hand from the cards: a $10 wager doubled for $10 and rescued stakes 20 and gets 10 back,
 net -10, whether the dealer then ties it, beats it, busts or makes pontoon.
 """
@@ -44,7 +44,9 @@ def test_12_8_a_rescued_hand_that_ties_the_dealer_loses_its_original_wager() -> 
     assert flags == []
     r = last_round(table)
     assert r.dealer == ["AD", "6D"] and r.dealer_total == 17
-    assert outcomes(r) == ["push"]  # the hand against the dealer, by its total (SCENARIO.md)
+    assert outcomes(r) == [
+        "push"
+    ]  # the hand against the dealer, by its total (docs/reference/events.md)
     row = _hand_row(table, "ann")
     assert (row.staked, row.returned, row.net) == (D(20), D(10), D(-10))
 

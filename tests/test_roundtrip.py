@@ -17,6 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import paths
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,7 +25,7 @@ from hypothesis import strategies as st
 from controller.cli import main
 from controller.events import jsonl_lines, parse_event
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "spec" / "examples"
+EXAMPLES = paths.EXAMPLES
 SERIAL = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=4, max_size=12)
 CONFIDENCE = st.one_of(
     st.floats(min_value=0, max_value=1),  # a float at full precision: 0.8779999999999999

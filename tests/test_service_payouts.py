@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
+import paths
 import pytest
 
 from controller.rules import load_ruleset
@@ -20,7 +20,7 @@ from controller.sim.strategy import strategy_path
 
 PONTOON = load_ruleset("pontoon-nz-2000")
 BLACKJACK = load_ruleset("blackjack-nz-1994")
-EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "spec" / "examples"
+EXAMPLES = paths.EXAMPLES
 
 
 def row(staked: str, returned: str, kind: str = "hand") -> dict[str, Any]:
@@ -37,7 +37,7 @@ def said(lines: list[dict[str, Any]]) -> list[str]:
     return [" ".join(x for x in (ln["action"], ln["amount"]) if x) for ln in lines]
 
 
-# Worked by hand from RULES.md: (what the engine settled, the hand, what the dealer does).
+# Worked by hand from the rule book: (what the engine settled, the hand, what the dealer does).
 CASES = [
     # A $50 even-money win: pay 50 beside the stake (the screen said "pay $100").
     (row("50", "100"), hand("9S 9H", "win"), ["pay 50"], "even money"),

@@ -1,4 +1,4 @@
-"""The reader's line protocol (spec/DEVICES.md): each kind of line, and what is a misread."""
+"""The reader's line protocol (docs/reference/devices.md): each kind of line; misreads."""
 
 from __future__ import annotations
 

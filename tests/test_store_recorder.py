@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+import paths
 import pytest
 import sqlalchemy as sa
 
@@ -18,7 +18,7 @@ from controller.store.recorder import Recorder
 from controller.store.repository import Store
 from controller.store.verify import verify_store
 
-EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "examples"
+EXAMPLES = paths.EXAMPLES
 Shift = Callable[..., list[dict[str, Any]]]
 pytestmark = pytest.mark.usefixtures("store_spool_dir")
 

@@ -1,6 +1,6 @@
 """An independent second method for floorctl's game math (issue 18, item 2).
 
-Written from `../shared/rules/RULES.md` and `../shared/spec/SCENARIO.md` alone, without reading
+Written from docs/reference/rule-book.md and docs/reference/events.md alone, without reading
 or importing floorctl's engine, payouts, cards or simulator, so that a fault there cannot hide
 inside a house-edge figure:
 
@@ -10,7 +10,7 @@ inside a house-edge figure:
               the play by the strategy table, the dealer and the settlement, in integer cents;
 - `simulate`  many rounds of one box and one player, tallied like `floorctl simulate`;
 - `scenario`  the same rounds (several boxes, back-bettors, off-strategy legal play) written as
-              a SCENARIO.md scenario with the oracle's own expected nets;
+              a scenario (docs/reference/events.md) with the oracle's own expected nets;
 - `crosscheck` replays such a scenario through `floorctl replay --json` and lists every
               round whose settlement rows, cards or flags differ.
 """

@@ -2,7 +2,7 @@
 
 A card is an int `rank * 4 + suit`: rank 0..12 is A 2 3 4 5 6 7 8 9 T J Q K, suit 0..3 is
 S H D C, so `card >> 2` is the rank and `card & 3` the suit. `VALUE[card]` is the point value
-(an ace 1; T, J, Q, K 10). A Pontoon deck has no tens (RULES.md, 6.1): 48 cards.
+(an ace 1; T, J, Q, K 10). A Pontoon deck has no tens (docs/reference/rule-book.md, 6.1): 48 cards.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """One round of NZ Pontoon or the generic blackjack, played and settled by the oracle.
 
-Written from `../shared/rules/RULES.md` (and the Gazette pages it quotes), never from floorctl's
+Written from docs/reference/rule-book.md (and the Gazette pages it quotes), never from floorctl's
 engine. Money is integer cents. What the rule book leaves to reading is read so:
 
 Both games
@@ -274,7 +274,7 @@ def play_round(
     log: list[dict[str, object]] | None = None,
 ) -> Round:
     """Deal, play and settle one round. `boxes` in box order; with `log`, append the round's
-    events (bets to the last dealer card) in SCENARIO.md's vocabulary."""
+    events (bets to the last dealer card) in the event vocabulary (docs/reference/events.md)."""
     p = _Play(rules, strategy, shoe, choices, log)
     pontoon = rules.pontoon
     if log is not None:

@@ -1,4 +1,4 @@
-"""The oracle's rounds written as a SCENARIO.md scenario, with the oracle's expected results.
+"""The oracle's rounds written as a scenario, with the oracle's expected results.
 
 Each round seats 1-4 boxes of boxes 1-7, each with its controller and up to two back-bettors,
 wagers of $5-$300. The controller plays the strategy table; with `wild` > 0 a share of the
@@ -11,9 +11,9 @@ a case the rules single out: a Super Bonus, a rescued tie, a double or a rescue 
 dealer pontoon, pontoon against pontoon, a 5-, 6-, 7-card 21, a suited 6-7-8, split aces, a
 dealer blackjack under a peek.
 
-Every event is legal play by the oracle's reading of RULES.md, so floorctl should raise no
+Every event is legal play by the oracle's reading of the rule book, so floorctl should raise no
 flags; every insurance, surrender, double, split and rescue the oracle makes is announced the
-way SCENARIO.md says (insurance offered on an ace up, surrender offered to each Pontoon box
+way the event reference says (insurance offered on an ace up, surrender offered to each Pontoon box
 before its first decision, a `peek` after insurance in the generic blackjack).
 """
 

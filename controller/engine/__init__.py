@@ -1,4 +1,4 @@
-"""The round engine: a pure state machine over the events of ``shared/spec/SCENARIO.md``.
+"""The round engine: a pure state machine over the events of ``docs/reference/events.md``.
 
 No I/O and no clock. :meth:`Table.apply` takes one :class:`~controller.events.Event` and returns
 what followed from it (:class:`Applied`): the flags raised (each naming its rule) and, when the

@@ -1,5 +1,5 @@
-"""Inspecting decks and reconciling shoes (6.1, SCENARIO.md "Opening the table and reconciling
-the shoe").
+"""Inspecting decks and reconciling shoes (6.1; docs/reference/events.md, "Opening the table
+and reconciling the shoe").
 
 * An inspection (``inspect`` ... ``inspect_end``) is one deck read through the reader: its cards
   are not dealt and not the shoe's. At ``inspect_end`` it is checked against the game's deck

@@ -101,7 +101,7 @@ class Settlement:
 
 @dataclass(init=False, slots=True)
 class RoundResult:
-    """A round as the replay document shows it (``shared/spec/SCENARIO.md``).
+    """A round as the replay document shows it (``docs/reference/events.md``).
 
     ``flags`` stays open after the round ends: a flag noticed after the round (a 16.3 card, a
     misread before the next bet) joins the round it follows.

@@ -1,4 +1,4 @@
-"""The card-shoe reader (see ``spec/DEVICES.md``).
+"""The card-shoe reader (see ``docs/reference/devices.md``).
 
 - ``events``: what the reader reports (cards with their deck serial, the cut card, heartbeats,
   the reader's own errors, misreads with their raw bytes) and the device status;

@@ -1,4 +1,4 @@
-"""Shoe events as round-engine events (the vocabulary of ``spec/SCENARIO.md``).
+"""Shoe events as round-engine events (the vocabulary of ``docs/reference/events.md``).
 
 The engine owns the deck-serial check (foreign deck, card read twice): the bridge passes each
 card's deck serial on, and the shuffle record loads the serials. Heartbeats and the reader's

@@ -1,6 +1,6 @@
 """The reader's line protocol: bytes in, shoe events out (and back, for the simulated shoe).
 
-One ASCII line per event, ended by CR, LF or CR LF (see ``spec/DEVICES.md``)::
+One ASCII line per event, ended by CR, LF or CR LF (see ``docs/reference/devices.md``)::
 
     K7Q2M9-7S          a card drawn (deck serial, card code)
     CUT                the cutting card
