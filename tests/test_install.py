@@ -97,6 +97,15 @@ def test_the_package_is_the_installed_one_and_carries_its_config(
     assert "strategy-pontoon-nz-2000.toml" in files and "table.example.toml" in files
 
 
+def test_version_of_the_installed_command(installed: tuple[Path, Path, dict[str, str]]) -> None:
+    import tomllib
+
+    bin_dir, work, env = installed
+    expected = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    out = _run([str(bin_dir / "floorctl"), "--version"], work, env)
+    assert out == f"floorctl {expected['version']}\n"
+
+
 def test_run_check_on_the_shipped_example_config(
     installed: tuple[Path, Path, dict[str, str]],
 ) -> None:
