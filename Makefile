@@ -107,10 +107,10 @@ $(DOCS_STAMP): pyproject.toml $(STAMP)
 	@touch $@
 
 docs: $(DOCS_STAMP)
-	$(BIN)/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 docs-serve: $(DOCS_STAMP)
-	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
 
 # Wheels of floorctl and of every dependency, for this platform and Python, into wheelhouse/:
 # a table PC with no route to the package index installs from it with

@@ -1,4 +1,6 @@
-"""The installed artifact, as the README's table-PC install makes it, run from outside the checkout.
+"""The installed artifact, as the table-PC install makes it, run from outside the checkout.
+
+The install is docs/technician/install.md's.
 
 The wheel is built from this checkout and installed (with its dependencies, from the package
 index) into a fresh virtual environment; then, from an empty directory elsewhere, with no
