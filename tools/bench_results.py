@@ -92,7 +92,9 @@ def run(path: str) -> Result:
     return Result(path, status, time.monotonic() - start, cpu, "".join(lines))
 
 
-def render(header: list[str], results: list[Result], pending: list[str]) -> str:
+def render(
+    header: list[str], results: list[Result], pending: list[str], left_out: list[str]
+) -> str:
     out = [
         "# Benchmark results",
         "",
@@ -117,6 +119,8 @@ def render(header: list[str], results: list[Result], pending: list[str]) -> str:
         ]
     if pending:
         out += ["Not run (the run was cut short): " + ", ".join(pending), ""]
+    if left_out:
+        out += ["Not in this run (not asked for): " + ", ".join(left_out), ""]
     return "\n".join(out)
 
 
@@ -130,10 +134,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_results: no such benchmark: {', '.join(missing)}", file=sys.stderr)
         return 2
     header = machine()
+    asked = {str((ROOT / b).resolve()) for b in args.benchmarks}
+    every = sorted((ROOT / "benchmarks").glob("bench_*.py"))
+    left_out = [str(b.relative_to(ROOT)) for b in every if str(b.resolve()) not in asked]
     results: list[Result] = []
     for i, path in enumerate(args.benchmarks):
         results.append(run(path))
-        args.out.write_text(render(header, results, args.benchmarks[i + 1 :]), encoding="utf-8")
+        text = render(header, results, args.benchmarks[i + 1 :], left_out)
+        args.out.write_text(text, encoding="utf-8")
     failed = [r.path for r in results if r.status != 0]
     print(f"\n{args.out}: {len(results)} benchmarks, {len(failed)} failed", flush=True)
     for path in failed:
