@@ -50,8 +50,8 @@ $(AXE): | $(OS_TEST_STAMP)
 	npm install --prefix $(VENV)/node --no-audit --no-fund --silent axe-core@4
 	@test -f $@ && touch $@
 
-# The suite takes about 8 minutes on 2 cores (after the first run's installs). A failing test is
-# named as it fails; the time taken is printed at the end.
+# A failing test is named as it fails; the time taken is printed at the end (the README says how
+# long a run took from a fresh clone).
 test: $(STAMP) $(OS_TEST_STAMP) $(AXE)
 	@start=$$(date +%s); \
 	url=$$(bash .ci/ensure-postgres) || exit 1; \
