@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
@@ -76,18 +76,28 @@ class SideRenderer:
         for m in self.mounts:
             for n in m.boxes:
                 self.viewer.setdefault(n, m.position_mm)
-        self._session: tuple[int, list[Camera], Lighting, list[Background]] | None = None
+        self._session: tuple[int, list[Camera], Lighting] | None = None
+        self._backgrounds: dict[int, tuple[Background, float]] = {}
 
     # --- sessions --------------------------------------------------------------------------
 
-    def session(self, s: int) -> tuple[list[Camera], Lighting, list[Background]]:
+    def session(self, s: int) -> tuple[list[Camera], Lighting]:
         if self._session is None or self._session[0] != s:
             rng = _rng(self.seed, self.tier.name, 2, s)
             cams = self.base if s == 0 else [knocked(c, self.tier, rng) for c in self.base]
             light = draw_lighting(self.tier, rng)
-            self._session = (s, cams, light, [make_background(c, self.table, light) for c in cams])
-        _, cams, light, bgs = self._session
-        return cams, light, bgs
+            self._session = (s, cams, light)
+            self._backgrounds = {}
+        _, cams, light = self._session
+        return cams, light
+
+    def background(self, s: int, i: int) -> tuple[Background, float]:
+        """Camera ``i``'s cloth and rail in session ``s``, and its metered exposure."""
+        cams, light = self.session(s)
+        if i not in self._backgrounds:
+            bg = make_background(cams[i], self.table, light)
+            self._backgrounds[i] = (bg, meter(bg, light))
+        return self._backgrounds[i]
 
     def calibration_groups(self) -> list[list[int]]:
         """Cameras whose targets can stand at once: no box covered twice in a group."""
@@ -154,15 +164,17 @@ class SideRenderer:
         extra: dict[str, Any] | None = None,
     ) -> Iterator[Frame]:
         """Photograph ``moment`` with every camera (or those listed), then say what each saw."""
-        cams, light, bgs = self.session(s)
+        cams, light = self.session(s)
         which = range(len(cams)) if only is None else only
         traced: dict[int, Traced] = {}
         shots: dict[int, tuple[np.ndarray, bytes, str, dict[str, Any]]] = {}
         for i in which:
-            t = trace(cams[i], self.table, light, bgs[i], moment)
+            bg, metered = self.background(s, i)
+            t = trace(cams[i], self.table, light, bg, moment)
             traced[i] = t
             orng = _rng(self.seed, self.tier.name, 6, s, KIND_CODES[kind], index, i)
             drawn = draw_optics(self.tier, orng)
+            drawn = replace(drawn, exposure=drawn.exposure * metered)
             bgr = expose(cams[i], t.radiance, drawn, light.white_balance(), orng)
             data, suffix = encode(bgr, drawn)
             shots[i] = (bgr, data, suffix, drawn.to_dict())
@@ -189,6 +201,16 @@ class SideRenderer:
             if extra:
                 truth.update(extra)
             yield Frame(name, cams[i].name, data, bgr, truth)
+
+
+def meter(bg: Background, light: Lighting) -> float:
+    """The camera's automatic exposure: the lower two thirds of the picture (the cloth and the
+    boxes), white-balanced, brought to a mean of 0.18 of full scale (mid grey)."""
+    h = bg.ambient.shape[0]
+    lower = bg.ambient[h // 3 :, ::4] + bg.direct[h // 3 :, ::4]
+    wb = light.white_balance()
+    lum = float((lower @ (np.array([0.2126, 0.7152, 0.0722], np.float32) * wb)).mean())
+    return 0.18 / max(lum, 1e-4)
 
 
 # --- what each camera saw ----------------------------------------------------------------------

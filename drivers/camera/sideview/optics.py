@@ -70,11 +70,14 @@ def _maps(cam: Camera) -> tuple[F32, F32, F32]:
 def expose(cam: Camera, radiance: F32, optics: Optics, wb: F32, rng: np.random.Generator) -> U8:
     """The BGR picture the camera delivers."""
     mx, my, falloff = _maps(cam)
-    img = cv2.remap(
-        radiance, mx, my, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    img: F32 = np.asarray(
+        cv2.remap(
+            radiance, mx, my, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        ),
+        np.float32,
     )
     if optics.defocus_px > 0.05:
-        img = cv2.GaussianBlur(img, (0, 0), optics.defocus_px)
+        img = np.asarray(cv2.GaussianBlur(img, (0, 0), optics.defocus_px), np.float32)
     if optics.motion_px >= 1.0:
         n = math.ceil(optics.motion_px) | 1
         kern = np.zeros((n, n), np.float32)
@@ -82,19 +85,22 @@ def expose(cam: Camera, radiance: F32, optics: Optics, wb: F32, rng: np.random.G
         a = math.radians(optics.motion_deg)
         for s in np.linspace(-optics.motion_px / 2, optics.motion_px / 2, 4 * n):
             kern[round(c + s * math.sin(a)), round(c + s * math.cos(a))] += 1
-        img = cv2.filter2D(img, -1, kern / kern.sum())
+        img = np.asarray(cv2.filter2D(img, -1, kern / kern.sum()), np.float32)
     vign = (1 - optics.vignette) + optics.vignette * falloff
-    scale = (wb * np.float32(optics.exposure))[None, None, :]
-    img = img * (vign[:, :, None] * scale)
+    scale = wb * np.float32(optics.exposure)
+    gains = cv2.merge([vign * scale[0], vign * scale[1], vign * scale[2]])
+    img = np.asarray(cv2.multiply(img, gains), np.float32)
     # the sensor: shot noise ~ sqrt(signal), read noise, both in full-scale units
-    sigma2 = img * np.float32(optics.gain / optics.full_well) + np.float32(
-        (optics.read_noise * optics.gain) ** 2
-    )
+    sigma = img * np.float32(optics.gain / optics.full_well)
+    sigma += np.float32((optics.read_noise * optics.gain) ** 2)
+    np.sqrt(sigma, out=sigma)
     noise = rng.standard_normal(img.shape, dtype=np.float32)
-    img += noise * np.sqrt(sigma2)
-    q = np.clip(img * (_LEVELS - 1), 0, _LEVELS - 1).astype(np.uint16)
-    rgb = _tone_lut()[q]
-    return np.ascontiguousarray(rgb[:, :, ::-1])
+    noise *= sigma
+    img += noise
+    img *= np.float32(_LEVELS - 1)
+    np.clip(img, 0, _LEVELS - 1, out=img)
+    rgb = np.take(_tone_lut(), img.astype(np.uint16))
+    return np.asarray(cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR), np.uint8)
 
 
 def encode(bgr: U8, optics: Optics) -> tuple[bytes, str]:

@@ -137,13 +137,15 @@ def make_background(cam: Camera, table: Table, light: Lighting) -> Background:
     # the room beyond the rail: dim, warm, darker upwards, a few far lamps
     room = np.clip(0.05 - 0.04 * (dz / np.maximum(np.hypot(dx, dy), 1e-3)), 0.0, 0.1)
     albedo[:] = np.float32(0.0)
-    glow = np.zeros((h, w), np.float32)
+    # (smooth: worked out on a grid eight times coarser and enlarged)
     rng = np.random.default_rng(11)
-    az = np.arctan2(dx, dy)
-    el = np.arctan2(dz, np.hypot(dx, dy))
+    az = np.arctan2(dx[::8, ::8], dy[::8, ::8])
+    el = np.arctan2(dz[::8, ::8], np.hypot(dx[::8, ::8], dy[::8, ::8]))
+    small = np.zeros(az.shape, np.float32)
     for _ in range(9):
         a0, e0, s = rng.uniform(-2.5, 2.5), rng.uniform(0.05, 0.35), rng.uniform(0.01, 0.04)
-        glow += np.exp(-((az - a0) ** 2 + (el - e0) ** 2) / (2 * s * s)).astype(np.float32)
+        small += np.exp(-((az - a0) ** 2 + (el - e0) ** 2) / (2 * s * s)).astype(np.float32)
+    glow = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
     room_rad = (room + 0.25 * glow)[:, :, None] * np.array([1.0, 0.8, 0.55], np.float32)
 
     # cloth: felt with a fibre texture, the printed outlines, uneven light
@@ -162,10 +164,16 @@ def make_background(cam: Camera, table: Table, light: Lighting) -> Background:
     ink = np.zeros((h, w), np.float32)
     half = np.float32(2.5)  # outlines 5 mm wide
     for box in table.boxes:
-        d = np.abs(np.hypot(fx - box.center_mm[0], fy - box.center_mm[1]) - box.radius_mm)
-        ink = np.maximum(
-            ink, np.clip(0.5 + (half - d) / foot, 0, 1) * np.clip(2 * half / foot, 0, 1)
-        )
+        bx, by, br = box.center_mm[0], box.center_mm[1], box.radius_mm + 8
+        corners = np.array([[bx + ox, by + oy, 0.0] for ox in (-br, br) for oy in (-br, br)])
+        bb = _bbox(cam, corners, w, h)
+        if bb is None:
+            continue
+        v0, v1, u0, u1 = bb
+        sx, sy, sf = fx[v0:v1, u0:u1], fy[v0:v1, u0:u1], foot[v0:v1, u0:u1]
+        d = np.abs(np.hypot(sx - np.float32(bx), sy - np.float32(by)) - np.float32(box.radius_mm))
+        line = np.clip(0.5 + (half - d) / sf, 0, 1) * np.clip(2 * half / sf, 0, 1)
+        np.maximum(ink[v0:v1, u0:u1], line, out=ink[v0:v1, u0:u1])
     # the line the boxes stand behind (insurance line), an arc nearer the dealer
     d = np.abs(np.hypot(fx - ax, fy - ay) - np.float32(560.0))
     ink = np.maximum(ink, np.clip(0.5 + (1.5 - d) / foot, 0, 1) * np.clip(3.0 / foot, 0, 1))
@@ -187,23 +195,35 @@ def make_background(cam: Camera, table: Table, light: Lighting) -> Background:
     albedo[pad_top] = leather * 1.3
     key_cos[pad_top] = max(key_dir[2], 0.0)
     # the RAIL codes on the rail's face
-    wang = np.arctan2(wx - ax, wy - ay)
     for mark in table.rail_marks:
         n = qr_modules(mark.text)
         module = mark.size_mm / n
         ppm = 6
         tex = qr_texture(mark.text, ppm)
         side_mm = module * (n + 8)
-        s = (wang - np.float32(math.radians(mark.azimuth_deg))) * R  # along the rail, mm
         zc = table.rail_height_mm / 2
+        ends = []
+        for s_mm in (-side_mm / 2, side_mm / 2):
+            ang = math.radians(mark.azimuth_deg) + s_mm / R
+            for z in (zc - side_mm / 2, zc + side_mm / 2):
+                ends.append([ax + R * math.sin(ang), ay + R * math.cos(ang), z])
+        if np.any(cam.to_camera(np.array(ends))[:, 2] <= 1.0):
+            continue
+        bb = _bbox(cam, np.array(ends), w, h)
+        if bb is None:
+            continue
+        v0, v1, u0, u1 = bb
+        wang = np.arctan2(wx[v0:v1, u0:u1] - ax, wy[v0:v1, u0:u1] - ay)
+        s = (wang - np.float32(math.radians(mark.azimuth_deg))) * R  # along the rail, mm
         tu = ((s + side_mm / 2) / module * ppm).astype(np.float32)
-        tv = ((zc + side_mm / 2 - wz) / module * ppm).astype(np.float32)
-        on = wall & (tu >= 0) & (tu < tex.shape[1] - 1) & (tv >= 0) & (tv < tex.shape[0] - 1)
+        tv = ((zc + side_mm / 2 - wz[v0:v1, u0:u1]) / module * ppm).astype(np.float32)
+        on = wall[v0:v1, u0:u1] & (tu >= 0) & (tu < tex.shape[1] - 1)
+        on &= (tv >= 0) & (tv < tex.shape[0] - 1)
         if on.any():
             vals = cv2.remap(
                 tex, tu, tv, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
             )
-            albedo[on] = vals[on][:, None] * np.ones(3, np.float32)
+            albedo[v0:v1, u0:u1][on] = vals[on][:, None] * np.ones(3, np.float32)
     albedo[dealer] = np.array([0.06, 0.04, 0.025], np.float32)
     key_cos[dealer] = max(key_dir[2], 0.0)
 
@@ -278,7 +298,7 @@ def _capsule_blocks(px: F32, py: F32, pz: F32, ld: npt.NDArray[np.float64], cap:
     den = ll * bb - bl * bl
     u = np.zeros_like(px) if den < 1e-9 else np.clip((ll * wb - bl * wl) / den, 0, 1)
     s = np.maximum(u * bl - wl, 0)
-    u = np.clip((wb + s * bl) / bb, 0, 1)
+    u = np.clip((wb + s * bl) / bb, 0, 1) if bb > 1e-9 else np.zeros_like(px)
     qx = wx + s * ld[0] - u * ba[0]
     qy = wy + s * ld[1] - u * ba[1]
     qz = wz + s * ld[2] - u * ba[2]
@@ -302,13 +322,21 @@ class Occluders:
         )
         e2 = np.cross(base, e1)
         seen = np.zeros(px.shape, np.float32)
+        if px.size == 0:
+            return seen
+        # only the stacks near enough to cast a shadow on these points
+        flat = math.hypot(base[0], base[1])
+        x0, x1, y0, y1 = float(px.min()), float(px.max()), float(py.min()), float(py.max())
+        near = []
+        for i, (sx, sy, r, top) in enumerate(self.stacks):
+            reach = r + 2 + max(top - float(pz.min()), 0) * flat / max(base[2] - spread, 0.05)
+            if i != skip and x0 - reach <= sx <= x1 + reach and y0 - reach <= sy <= y1 + reach:
+                near.append((sx, sy, r, top))
         for ox, oy in _SHADOW_OFFSETS:
             d = base + spread * (ox * e1 + oy * e2)
             d = d / np.linalg.norm(d)
             blocked = np.zeros(px.shape, np.bool_)
-            for i, (sx, sy, r, top) in enumerate(self.stacks):
-                if i == skip:
-                    continue
+            for sx, sy, r, top in near:
                 blocked |= _cylinder_blocks(px, py, pz, d[0], d[1], d[2], sx, sy, r, top)
             for cap in self.capsules:
                 blocked |= _capsule_blocks(px, py, pz, d, cap)
@@ -657,7 +685,7 @@ def _trace_hands(
         with np.errstate(invalid="ignore", divide="ignore"):
             t = (-qb - np.sqrt(np.maximum(hh, 0))) / qa
         y = baoa + t * bard
-        body = (hh >= 0) & (y > 0) & (y < baba)
+        body = (hh >= 0) & (y > 0) & (y < baba) & (baba > 1e-9)
         tt = np.where(body, t, np.inf)
         # the rounded ends
         for end in (pa, pb):
@@ -675,9 +703,8 @@ def _trace_hands(
             continue
         tw = tt[win]
         hx, hy, hz = C[0] + tw * ux[win], C[1] + tw * uy[win], C[2] + tw * uz[win]
-        k = np.clip(
-            ((hx - pa[0]) * ba[0] + (hy - pa[1]) * ba[1] + (hz - pa[2]) * ba[2]) / baba, 0, 1
-        )
+        along = (hx - pa[0]) * ba[0] + (hy - pa[1]) * ba[1] + (hz - pa[2]) * ba[2]
+        k = np.clip(along / baba, 0, 1) if baba > 1e-9 else np.zeros_like(hx)
         nx = ((hx - pa[0] - k * ba[0]) / rr).astype(np.float32)
         ny = ((hy - pa[1] - k * ba[1]) / rr).astype(np.float32)
         nz = ((hz - pa[2] - k * ba[2]) / rr).astype(np.float32)

@@ -15,6 +15,7 @@ from drivers.camera.sideview.tiers import Tier
 
 MAX_STACK = 25
 KNOWN_STACK = 10  # chips in each known stack
+MIN_FOV_DEG = 30.0  # the narrowest lens fitted
 
 
 class RigError(ValueError):
@@ -62,7 +63,10 @@ def mount_camera(
     tilt = min(max(tilt, 0.0), 15.0)
     roll = float(rng.uniform(-1, 1)) * tier.roll_deg
     pose = Pose((x, y, h), yaw, tilt, roll)
-    f = focal_for(pose, size, _cover_points(table, mount)) * float(rng.uniform(0.96, 1.0))
+    # the longest lens that keeps the boxes in the picture, but no narrower than 30 deg
+    longest = size[0] / 2 / math.tan(math.radians(MIN_FOV_DEG / 2))
+    f = min(focal_for(pose, size, _cover_points(table, mount)), longest)
+    f *= float(rng.uniform(0.96, 1.0))
     far = max(math.hypot(b.center_mm[0] - x, b.center_mm[1] - y) + b.radius_mm for b in boxes)
     need = required_focal(far, table.chip_thickness_mm)
     if f < need:
@@ -201,8 +205,8 @@ def draw_moment(
                 spots = [(bx + rng.uniform(-6, 6), by + rng.uniform(-6, 6))]
                 roles = ["wager"]
             elif behind:
-                front = float(rng.uniform(18, 23))
-                back = float(rng.uniform(18, 23))
+                front = float(rng.uniform(22, 30))
+                back = float(rng.uniform(22, 30))
                 off = float(rng.uniform(-8, 8))
                 spots = [
                     (bx - ax * front + px_ * off, by - ay * front + py_ * off),
@@ -299,7 +303,7 @@ def calibration_moment(
                 box.box,
                 (bx + float(rng.uniform(-5, 5)), by + float(rng.uniform(-5, 5))),
                 bearing((bx, by), cam) + float(rng.uniform(-8, 8)),
-                float(rng.uniform(0, 5)),
+                float(rng.uniform(4, 12)),  # on its stand, leaning back a little
             )
         )
     return Moment((), (), tuple(targets))

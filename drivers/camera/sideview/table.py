@@ -200,7 +200,8 @@ def default_table(chips: tuple[ChipDesign, ...] = STANDARD_CHIPS) -> Table:
         CameraMount("R2", (260.0, 0.0), (4, 5)),
         CameraMount("R3", (260.0, 0.0), (6, 7)),
     )
-    marks = tuple(RailMark("RAIL", a, 60.0) for a in (-50.0, -25.0, 0.0, 25.0, 50.0))
+    # between the boxes as the single rig's cameras see them, so no box hides them
+    marks = tuple(RailMark("RAIL", a, 60.0) for a in (-45.0, -11.0, 11.0, 45.0))
     return Table(
         boxes=tuple(boxes),
         arc_center_mm=center,

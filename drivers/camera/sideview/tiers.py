@@ -36,7 +36,7 @@ class Tier:
     wb_correction: Range
     wb_drift: float
     # the optics, drawn per frame
-    exposure: Range
+    exposure: Range  # off the camera's metered exposure by this factor
     defocus_px: Range
     motion_chance: float
     motion_px: Range
@@ -78,7 +78,7 @@ MILD = Tier(
     uneven=0.03,
     wb_correction=(0.85, 0.95),
     wb_drift=0.02,
-    exposure=(0.30, 0.34),
+    exposure=(0.95, 1.05),
     defocus_px=(0.5, 0.7),
     motion_chance=0.0,
     motion_px=(0.0, 0.0),
@@ -117,7 +117,7 @@ MEDIUM = Tier(
     uneven=0.08,
     wb_correction=(0.6, 0.9),
     wb_drift=0.05,
-    exposure=(0.26, 0.38),
+    exposure=(0.85, 1.15),
     defocus_px=(0.5, 1.0),
     motion_chance=0.1,
     motion_px=(1.0, 2.5),
@@ -156,7 +156,7 @@ HARD = Tier(
     uneven=0.18,
     wb_correction=(0.5, 0.9),
     wb_drift=0.08,
-    exposure=(0.2, 0.42),
+    exposure=(0.65, 1.35),
     defocus_px=(0.6, 1.6),
     motion_chance=0.35,
     motion_px=(1.0, 5.0),
@@ -195,7 +195,7 @@ PAIR = Tier(
     uneven=0.08,
     wb_correction=(0.6, 0.9),
     wb_drift=0.05,
-    exposure=(0.26, 0.38),
+    exposure=(0.85, 1.15),
     defocus_px=(0.5, 1.0),
     motion_chance=0.1,
     motion_px=(1.0, 2.5),
