@@ -33,9 +33,10 @@ def add_parser(chips: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--out", required=True, type=Path, help="folder to write into")
     p.add_argument(
         "--frames",
-        type=argtypes.positive_int,
+        type=argtypes.count,
         default=20,
-        help="moments of play to render (each seen by every camera)",
+        help="moments of play to render (each seen by every camera); 0 with --rounds for "
+        "sequences only",
     )
     p.add_argument("--start", type=argtypes.count, default=0, help="index of the first moment")
     p.add_argument(
@@ -52,6 +53,14 @@ def add_parser(chips: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         type=Path,
         metavar="FILE",
         help="a table description (TOML) instead of the built-in table",
+    )
+    p.add_argument(
+        "--rounds",
+        type=argtypes.count,
+        default=0,
+        metavar="N",
+        help="also render N rounds as sequences of frames (sequences/round_NNN/): bets placed "
+        "under a hand, no more bets, a hand passing, and in every other round a stack changed",
     )
     p.set_defaults(func=_render_side)
 
@@ -85,7 +94,9 @@ def _render_side(args: argparse.Namespace) -> int:
     w, h = (int(x) for x in args.size.split("x"))
     start = time.process_time()
     try:
-        n = render_set(table, args.tier, args.seed, (w, h), args.out, args.frames, args.start)
+        n = render_set(
+            table, args.tier, args.seed, (w, h), args.out, args.frames, args.start, args.rounds
+        )
     except RigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from drivers.camera.sideview.frames import MOMENTS_PER_SESSION, RENDERER, SideRenderer
+from drivers.camera.sideview.frames import (
+    MOMENTS_PER_SESSION,
+    RENDERER,
+    SideRenderer,
+    sequence_frames,
+)
 from drivers.camera.sideview.table import Table
 from drivers.camera.sideview.tiers import REPORT_SEEDS_FROM, TIERS, TUNING_SEEDS
 from drivers.camera.sideview.writer import write_frames, write_json
@@ -18,6 +23,7 @@ def render_set(
     out: Path,
     moments: int,
     start: int = 0,
+    rounds: int = 0,
 ) -> int:
     """Render moments ``start .. start+moments-1`` (and their sessions' calibration and
     known-stack frames) into ``out``; returns the number of frames written."""
@@ -29,7 +35,9 @@ def render_set(
             "cameras": [{"name": m.name, "boxes": list(m.boxes)} for m in r.mounts],
         },
     )
-    names = write_frames(r.frames(moments, start), out)
+    names = write_frames(r.frames(moments, start), out) if moments else []
+    for k in range(rounds):
+        names += write_frames(sequence_frames(r, k), out)
     write_json(
         out / "manifest.json",
         {
@@ -42,6 +50,7 @@ def render_set(
             "size": list(size),
             "moments": [start, start + moments],
             "moments_per_session": MOMENTS_PER_SESSION,
+            "rounds": rounds,
             "cameras": [{"name": m.name, "boxes": list(m.boxes)} for m in r.mounts],
             "chips": [{"value": c.value, "name": c.name} for c in table.chips],
             "frames": names,

@@ -31,6 +31,7 @@ from drivers.camera.sideview.raster import (
 )
 from drivers.camera.sideview.sampling import (
     calibration_moment,
+    draw_hand,
     draw_lighting,
     draw_moment,
     draw_optics,
@@ -38,7 +39,7 @@ from drivers.camera.sideview.sampling import (
     known_moments,
     mount_camera,
 )
-from drivers.camera.sideview.scene import Moment, Stack
+from drivers.camera.sideview.scene import Moment, Stack, build_stack
 from drivers.camera.sideview.table import Table
 from drivers.camera.sideview.tiers import TIER_CODES, Tier
 
@@ -486,3 +487,82 @@ def _rail_truth(cam: Camera, table: Table, mark: Any) -> dict[str, Any]:
         "corners_px": [[round(float(x), 2) for x in p] for p in uv] if facing else None,
         "in_view": facing and bool(np.all(cam.in_view(uv))),
     }
+
+
+# --- a round as a sequence of frames -----------------------------------------------------------
+
+
+def round_steps(r: SideRenderer, k: int) -> list[tuple[Moment, dict[str, Any]]]:
+    """The moments of round ``k``: bets placed box by box (a hand over each as it is placed),
+    "no more bets", the dealer's hand passing over the boxes, and in every other round a stack
+    changed after the call (a chip added or taken, a hand at the box)."""
+    rng = _rng(r.seed, r.tier.name, 7, k)
+    tier = replace(r.tier, hand_chance=0.0)
+    final = draw_moment(r.table, tier, r.viewer, rng)
+    order = sorted({s.box for s in final.stacks if not s.own})
+    steps: list[tuple[Moment, dict[str, Any]]] = []
+    own = tuple(s for s in final.stacks if s.own)
+
+    def at(boxes: set[int], extra: tuple[Stack, ...] = ()) -> tuple[Stack, ...]:
+        return own + tuple(s for s in final.stacks if not s.own and s.box in boxes) + extra
+
+    def add(m: Moment, phase: str, event: str, n: int = 1, **more: Any) -> None:
+        for _ in range(n):
+            steps.append(
+                (m, {"round": k, "step": len(steps), "phase": phase, "event": event, **more})
+            )
+
+    add(Moment(own), "betting", "empty", 2)
+    placed: set[int] = set()
+    for box in order:
+        hand = draw_hand(rng, r.table, box, r.viewer[box], list(final.stacks))
+        hand = replace(hand, where="over")
+        add(Moment(at(placed), (hand,)), "betting", "placing", 2, box=box)
+        placed.add(box)
+        add(Moment(at(placed)), "betting", "placed", 2, box=box)
+    add(Moment(at(placed)), "no_more_bets", "no_more_bets", 3)
+    if order:
+        passing = draw_hand(
+            rng,
+            r.table,
+            order[len(order) // 2],
+            r.viewer[order[len(order) // 2]],
+            list(final.stacks),
+        )
+        add(Moment(at(placed), (passing,)), "no_more_bets", "hand_passing", 2, box=passing.box)
+        add(Moment(at(placed)), "no_more_bets", "stable", 2)
+    if order and k % 2 == 1:
+        box = order[int(rng.integers(len(order)))]
+        target = next(s for s in final.stacks if s.box == box and not s.own)
+        values = target.values
+        if len(values) > 1 and rng.random() < 0.5:
+            changed_values = values[:-1]  # a chip taken off the top
+        else:
+            changed_values = [*values, values[-1]]  # a chip of the top's kind added
+        changed = build_stack(rng, box, target.base, changed_values, r.table.chip_thickness_mm)
+        others = tuple(s for s in at(placed) if s is not target)
+        hand = draw_hand(rng, r.table, box, r.viewer[box], list(final.stacks))
+        change = {"box": box, "before": values, "after": changed_values}
+        add(
+            Moment((*others, changed), (replace(hand, where="over"),)),
+            "no_more_bets",
+            "changing",
+            2,
+            change=change,
+        )
+        add(Moment((*others, changed)), "no_more_bets", "changed", 3, change=change)
+    return steps
+
+
+def sequence_frames(r: SideRenderer, k: int) -> Iterator[Frame]:
+    """Every camera's frames of round ``k``, in order, under session ``k``'s lights."""
+    for moment, info in round_steps(r, k):
+        step = info["step"]
+        yield from r.shoot(
+            k,
+            moment,
+            "sequence",
+            k * 1000 + step,
+            f"sequences/round_{k:03d}",
+            extra={"sequence": info},
+        )

@@ -257,11 +257,11 @@ def draw_moment(
     if tier.hand_chance > 0:
         for box in table.boxes:
             if rng.random() < tier.hand_chance / 2:
-                hands.append(_hand(rng, table, box.box, viewers[box.box], stacks))
+                hands.append(draw_hand(rng, table, box.box, viewers[box.box], stacks))
     return Moment(tuple(stacks), tuple(hands), ())
 
 
-def _hand(
+def draw_hand(
     rng: np.random.Generator, table: Table, n: int, viewer: tuple[float, float], stacks: list[Stack]
 ) -> Hand:
     box = table.box(n)
