@@ -59,7 +59,8 @@ class Frame:
     truth: dict[str, Any]
 
 
-def _rng(seed: int, tier: str, *stream: int) -> np.random.Generator:
+def stream_rng(seed: int, tier: str, *stream: int) -> np.random.Generator:
+    """The generator of one stream of draws (mount, lights, scene, optics...) of a seed."""
     return np.random.default_rng([seed, TIER_CODES.get(tier, 9), *stream])
 
 
@@ -70,7 +71,7 @@ class SideRenderer:
         self.seed = seed
         self.size = size
         self.mounts = table.rigs[tier.rig]
-        rng = _rng(seed, tier.name, 1)
+        rng = stream_rng(seed, tier.name, 1)
         self.base = [mount_camera(table, tier, m, size, rng) for m in self.mounts]
         # which camera's line of sight says which of two stacks is "behind"
         self.viewer: dict[int, tuple[float, float]] = {}
@@ -84,7 +85,7 @@ class SideRenderer:
 
     def session(self, s: int) -> tuple[list[Camera], Lighting]:
         if self._session is None or self._session[0] != s:
-            rng = _rng(self.seed, self.tier.name, 2, s)
+            rng = stream_rng(self.seed, self.tier.name, 2, s)
             cams = self.base if s == 0 else [knocked(c, self.tier, rng) for c in self.base]
             light = draw_lighting(self.tier, rng)
             self._session = (s, cams, light)
@@ -124,7 +125,7 @@ class SideRenderer:
             for n in self.viewer:
                 facing.setdefault(n, self.viewer[n])
             moment = calibration_moment(
-                self.table, facing, _rng(self.seed, self.tier.name, 3, s, gi)
+                self.table, facing, stream_rng(self.seed, self.tier.name, 3, s, gi)
             )
             yield from self.shoot(
                 s, moment, "calibration", gi, f"session_{s:02d}/calibration", only=group
@@ -132,14 +133,14 @@ class SideRenderer:
 
     def known(self, s: int) -> Iterator[Frame]:
         for k, moment in enumerate(
-            known_moments(self.table, _rng(self.seed, self.tier.name, 4, s))
+            known_moments(self.table, stream_rng(self.seed, self.tier.name, 4, s))
         ):
             yield from self.shoot(s, moment, "known", k, f"session_{s:02d}/known")
 
     def play(self, index: int) -> Iterator[Frame]:
         s = index // MOMENTS_PER_SESSION
         moment = draw_moment(
-            self.table, self.tier, self.viewer, _rng(self.seed, self.tier.name, 5, index)
+            self.table, self.tier, self.viewer, stream_rng(self.seed, self.tier.name, 5, index)
         )
         yield from self.shoot(s, moment, "play", index, f"session_{s:02d}/play")
 
@@ -173,7 +174,7 @@ class SideRenderer:
             bg, metered = self.background(s, i)
             t = trace(cams[i], self.table, light, bg, moment)
             traced[i] = t
-            orng = _rng(self.seed, self.tier.name, 6, s, KIND_CODES[kind], index, i)
+            orng = stream_rng(self.seed, self.tier.name, 6, s, KIND_CODES[kind], index, i)
             drawn = draw_optics(self.tier, orng)
             drawn = replace(drawn, exposure=drawn.exposure * metered)
             bgr = expose(cams[i], t.radiance, drawn, light.white_balance(), orng)
@@ -496,7 +497,7 @@ def round_steps(r: SideRenderer, k: int) -> list[tuple[Moment, dict[str, Any]]]:
     """The moments of round ``k``: bets placed box by box (a hand over each as it is placed),
     "no more bets", the dealer's hand passing over the boxes, and in every other round a stack
     changed after the call (a chip added or taken, a hand at the box)."""
-    rng = _rng(r.seed, r.tier.name, 7, k)
+    rng = stream_rng(r.seed, r.tier.name, 7, k)
     tier = replace(r.tier, hand_chance=0.0)
     final = draw_moment(r.table, tier, r.viewer, rng)
     order = sorted({s.box for s in final.stacks if not s.own})
