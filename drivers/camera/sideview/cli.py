@@ -44,9 +44,10 @@ def add_parser(chips: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument(
         "--chips",
-        default="standard",
-        metavar="SET",
-        help="chip set: standard, near (with near-colour pairs), or a table TOML's [[chips]]",
+        choices=CHIP_SET_NAMES,
+        default=None,
+        help="chip set: standard, or near (with near-colour pairs); default: the --table's "
+        "[[chips]] if it lists any, else standard",
     )
     p.add_argument(
         "--table",
@@ -75,17 +76,10 @@ def _render_side(args: argparse.Namespace) -> int:
     except TableError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    if args.chips in CHIP_SETS:
+    if args.chips is not None:
         from dataclasses import replace
 
-        if not (args.table and args.chips == "standard"):
-            table = replace(table, chips=CHIP_SETS[args.chips])
-    elif args.chips != "standard":
-        print(
-            f"error: --chips {args.chips!r}: not one of {', '.join(CHIP_SET_NAMES)}",
-            file=sys.stderr,
-        )
-        return 2
+        table = replace(table, chips=CHIP_SETS[args.chips])
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
