@@ -106,9 +106,10 @@ def make_background(cam: Camera, table: Table, light: Lighting) -> Background:
     down = dz < -1e-6
     with np.errstate(divide="ignore", invalid="ignore"):
         t_cloth = np.where(down, -cz / dz, np.inf).astype(np.float32)
-    px = cx + t_cloth * dx
-    py = cy + t_cloth * dy
-    inside = np.hypot(px - ax, py - ay) <= R
+    with np.errstate(invalid="ignore"):  # rays that never meet the cloth: NaN, masked off
+        px = cx + t_cloth * dx
+        py = cy + t_cloth * dy
+        inside = np.hypot(px - ax, py - ay) <= R
     cloth = down & inside & (py >= table.dealer_edge_mm)
     # the rail's inner face: the far root of |O + t d| = R from inside the circle
     ox, oy = cx - ax, cy - ay
@@ -332,13 +333,37 @@ class Occluders:
             reach = r + 2 + max(top - float(pz.min()), 0) * flat / max(base[2] - spread, 0.05)
             if i != skip and x0 - reach <= sx <= x1 + reach and y0 - reach <= sy <= y1 + reach:
                 near.append((sx, sy, r, top))
+        # and only the capsules whose shadow, cast down to these points' heights, reaches them
+        z0, z1 = float(pz.min()), float(pz.max())
+        caps = []
+        lz = max(base[2] - spread, 0.05)
+        for cap in self.capsules:
+            top = max(cap.a[2], cap.b[2]) + cap.radius
+            if top <= z0:
+                continue  # wholly below the points: the lamp is above
+            grow = cap.radius / lz + 2
+            xs, ys = [], []
+            for p in (cap.a, cap.b):
+                for z in (z0, z1):
+                    drop = max(p[2] - z, 0.0) / lz
+                    xs += [p[0] - base[0] * drop, p[0]]
+                    ys += [p[1] - base[1] * drop, p[1]]
+            if (
+                min(xs) - grow <= x1
+                and max(xs) + grow >= x0
+                and min(ys) - grow <= y1
+                and max(ys) + grow >= y0
+            ):
+                caps.append(cap)
+        if not near and not caps:
+            return np.ones(px.shape, np.float32)
         for ox, oy in _SHADOW_OFFSETS:
             d = base + spread * (ox * e1 + oy * e2)
             d = d / np.linalg.norm(d)
             blocked = np.zeros(px.shape, np.bool_)
             for sx, sy, r, top in near:
                 blocked |= _cylinder_blocks(px, py, pz, d[0], d[1], d[2], sx, sy, r, top)
-            for cap in self.capsules:
+            for cap in caps:
                 blocked |= _capsule_blocks(px, py, pz, d, cap)
             seen += (~blocked).astype(np.float32)
         return seen / np.float32(len(_SHADOW_OFFSETS))
@@ -709,7 +734,7 @@ def _trace_hands(
         ny = ((hy - pa[1] - k * ba[1]) / rr).astype(np.float32)
         nz = ((hz - pa[2] - k * ba[2]) / rr).astype(np.float32)
         alb = np.ones((nx.size, 3), np.float32) * to_linear(cap.colour)
-        others = Occluders(occ.stacks, [c for c in caps if c is not cap])
+        others = Occluders(occ.stacks, [])
         vis = others.light_seen(
             hx.astype(np.float32), hy.astype(np.float32), hz.astype(np.float32), light
         )
