@@ -18,7 +18,10 @@ def test_results_hold_each_output_the_machine_and_the_failures(tmp_path: Path) -
         "print('appends: 4,208 events/s, 0.65 of the bare loop')\nprint('p99 1.7 ms')\n"
     )
     bad = tmp_path / "bench_bad.py"
-    bad.write_text("import sys\nprint('half way')\nsys.exit(3)\n")
+    bad.write_text(
+        "import sys\nprint('half way')\nprint('Traceback: boom', file=sys.stderr)\nsys.exit(3)\n"
+    )
+    good.write_text(good.read_text() + "import sys\nprint('a log line', file=sys.stderr)\n")
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run(
         [sys.executable, str(TOOL), "--out", str(out), str(good), str(bad)],
@@ -36,6 +39,10 @@ def test_results_hold_each_output_the_machine_and_the_failures(tmp_path: Path) -
     assert f"{os.cpu_count()} cores" in text
     assert f"Python {platform.python_version()}" in text
     assert "- date: 20" in text and "UTC" in text
+    # Logs stay out of the figures: kept for the failed benchmark, counted for the other.
+    assert "a log line" not in text and "(1 lines logged on standard error, not kept here.)" in text
+    assert "Its last 1 lines on standard error:\n\n```text\nTraceback: boom\n```" in text
+    assert "a log line" in proc.stderr  # shown as it ran
     # The project's own benchmarks were not asked for, and the file says so.
     assert "Not in this run (not asked for): benchmarks/bench_" in text
 

@@ -5,10 +5,12 @@
 Each benchmark runs in turn with this Python, its output shown as it comes and kept; the file
 then holds, under the date and the machine (CPU model, cores, memory, load average, Python,
 the operating system), each benchmark's command, exit status, wall and CPU time, and its
-printed figures verbatim. The figures are the benchmarks' own (each prints its peer or limit
-from the same run); nothing here judges them. The file is written whole at the end, and again
-after each benchmark, so a run cut short still leaves what it measured. Exit status: 1 if any
-benchmark failed, else 0.
+printed figures verbatim: its standard output. What it logs on standard error is shown as it
+runs and kept in the file only when the benchmark failed. The figures are the benchmarks' own
+(each prints its peer or limit from the same run); nothing here judges them. The file is
+written again after each benchmark, so a run cut short still leaves what it measured, and it
+names the benchmarks of benchmarks/ a run did not include. Exit status: 1 if any benchmark
+failed, else 0.
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ import platform
 import resource
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 ROOT = Path(__file__).resolve().parent.parent
+ERROR_LINES = 40  # of a failed benchmark's standard error, kept in the file
 
 
 @dataclass
@@ -33,7 +38,8 @@ class Result:
     status: int
     wall: float
     cpu: float
-    output: str
+    output: str  # standard output: the figures
+    errors: list[str]  # standard error: logs and tracebacks
 
 
 def _cpu_model() -> str:
@@ -68,8 +74,15 @@ def machine() -> list[str]:
     ]
 
 
+def _pump(stream: IO[str], echo: IO[str], into: list[str]) -> None:
+    for line in stream:
+        echo.write(line)
+        echo.flush()
+        into.append(line)
+
+
 def run(path: str) -> Result:
-    """Run one benchmark, echoing its output, and keep what it printed."""
+    """Run one benchmark, echoing its output and its logs, and keep both."""
     print(f"== {path}", flush=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
@@ -77,19 +90,21 @@ def run(path: str) -> Result:
         [sys.executable, path],
         cwd=ROOT,
         stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        stderr=subprocess.PIPE,
         text=True,
         bufsize=1,
     )
-    assert proc.stdout is not None
-    lines = []
-    for line in proc.stdout:
-        sys.stdout.write(line)
-        lines.append(line)
+    assert proc.stdout is not None and proc.stderr is not None
+    lines: list[str] = []
+    errors: list[str] = []
+    logs = threading.Thread(target=_pump, args=(proc.stderr, sys.stderr, errors), daemon=True)
+    logs.start()
+    _pump(proc.stdout, sys.stdout, lines)
     status = proc.wait()
+    logs.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return Result(path, status, time.monotonic() - start, cpu, "".join(lines))
+    return Result(path, status, time.monotonic() - start, cpu, "".join(lines), errors)
 
 
 def render(
@@ -117,6 +132,18 @@ def render(
             "```",
             "",
         ]
+        if r.status != 0 and r.errors:
+            shown = r.errors[-ERROR_LINES:]
+            out += [
+                f"Its last {len(shown)} lines on standard error:",
+                "",
+                "```text",
+                "".join(shown).rstrip("\n"),
+                "```",
+                "",
+            ]
+        elif r.errors:
+            out += [f"({len(r.errors)} lines logged on standard error, not kept here.)", ""]
     if pending:
         out += ["Not run (the run was cut short): " + ", ".join(pending), ""]
     if left_out:
