@@ -12,7 +12,8 @@ OS_PACKAGES := libzbar0 socat
 OS_TEST_PACKAGES := chromium
 AXE := $(VENV)/node/node_modules/axe-core/axe.min.js
 
-.PHONY: demo test test-native native clean-native lint replay-examples bench clean
+.PHONY: demo test test-native native clean-native lint replay-examples bench docs docs-serve \
+	wheelhouse clean
 
 define apt_install
 	@mkdir -p $(VENV)
@@ -49,8 +50,8 @@ $(AXE): | $(OS_TEST_STAMP)
 	npm install --prefix $(VENV)/node --no-audit --no-fund --silent axe-core@4
 	@test -f $@ && touch $@
 
-# The suite takes about 8 minutes on 2 cores (after the first run's installs). A failing test is
-# named as it fails; the time taken is printed at the end.
+# A failing test is named as it fails; the time taken is printed at the end (the README says how
+# long a run took from a fresh clone).
 test: $(STAMP) $(OS_TEST_STAMP) $(AXE)
 	@start=$$(date +%s); \
 	url=$$(bash .ci/ensure-postgres) || exit 1; \
@@ -91,12 +92,38 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check controller drivers tests hil_tests benchmarks tools
 	$(BIN)/mypy
 
+# Every benchmark in turn (or those named: make bench BENCHES="benchmarks/bench_shoe_latency.py"),
+# each one's printed figures also written to benchmarks/RESULTS.md with the date and the machine.
+# The full set takes the better part of an hour on 2 cores.
+BENCHES ?= $(sort $(wildcard benchmarks/bench_*.py))
 bench: $(STAMP)
-	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b; done
+	@url=$$(bash .ci/ensure-postgres) || exit 1; \
+	FLOORCTL_TEST_PG=$$url $(BIN)/python tools/bench_results.py --out benchmarks/RESULTS.md $(BENCHES)
+
+# The documentation site: docs/ built by MkDocs (Material theme) into site/, warnings as errors.
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[docs]'
+	@touch $@
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+docs-serve: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+
+# Wheels of floorctl and of every dependency, for this platform and Python, into wheelhouse/:
+# a table PC with no route to the package index installs from it with
+#   python3 -m venv .venv && .venv/bin/pip install --no-index --find-links wheelhouse floorctl
+WHEELHOUSE ?= wheelhouse
+wheelhouse: $(STAMP)
+	@mkdir -p $(WHEELHOUSE) && rm -f $(WHEELHOUSE)/*.whl
+	$(BIN)/python -m pip wheel -q --wheel-dir $(WHEELHOUSE) .
+	@echo "$(WHEELHOUSE): $$(ls $(WHEELHOUSE) | wc -l) wheels, $$(du -sh $(WHEELHOUSE) | cut -f1)"
 
 clean:
 	@if [ -f $(VENV)/pg/data/postmaster.pid ]; then \
 	  runas=""; [ "$$(id -u)" = 0 ] && runas="runuser -u postgres --"; \
 	  $$runas $$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)/pg_ctl -D $(VENV)/pg/data stop -m fast; fi
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache site
 	find controller -name '*.so' -delete; rm -f controller/engine/_native.json

@@ -1,4 +1,6 @@
-"""Every house edge the README quotes, by a second method: the oracle beside `floorctl simulate`.
+"""Every documented house edge by a second method: the oracle beside `floorctl simulate`.
+
+The edges are those docs/developer/game-math.md quotes.
 
 The oracle (`benchmarks/oracle/`) is a compact simulator written from the rule book and the shipped
 strategy tables without reading floorctl's engine, payouts, cards or simulator (issue 18). This

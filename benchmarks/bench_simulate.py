@@ -1,7 +1,9 @@
-"""Benchmark `floorctl simulate` against py21 (PyPI), and check the house edges the README quotes.
+"""Benchmark `floorctl simulate` against py21 (PyPI), and check the documented house edges.
+
+The edges are those docs/developer/game-math.md quotes.
 
     .venv/bin/python benchmarks/bench_simulate.py                  # speed, one core, vs py21
-    .venv/bin/python benchmarks/bench_simulate.py --edges          # + the README's edges again
+    .venv/bin/python benchmarks/bench_simulate.py --edges          # + the documented edges again
     .venv/bin/python benchmarks/bench_simulate.py --check          # + the published 0.43% check
 
 Figures printed:
@@ -15,8 +17,8 @@ Figures printed:
    1.5). py21 keeps no audit trail and uses no Decimal; it is what an analyst would reach for.
 2. if py21 is importable: py21 and floorctl side by side on the same rules with the same
    strategy table (config/strategy-blackjack.toml), house edge ± SE each;
-3. with --edges: every house edge the README quotes, re-run with its seed and rounds (a rework
-   of the engine must leave them unchanged), beside the README's figure;
+3. with --edges: every house edge docs/developer/game-math.md quotes, re-run with its seed and
+   rounds (a rework of the engine must leave them unchanged), beside the documented figure;
 4. with --check: the generic `blackjack` house edge against the published 0.43% (pass when
    within 3 standard errors).
 """
@@ -47,9 +49,9 @@ from controller.sim.strategy import Strategy, load_strategy, strategy_path  # no
 PUBLISHED_BLACKJACK_EDGE = 0.0043  # 6 decks S17 DAS, split to 4, no RSA, no surrender, 3:2, peek
 GAMES = ("blackjack", "pontoon-nz-2000")
 
-# The house edges README.md quotes: (label, game, rules, strategy file, rounds, seed, edge %,
-# standard error %), as the README prints them.
-README_EDGES: tuple[tuple[str, str, dict[str, Any], str | None, int, str, str, str], ...] = (
+# The house edges docs/developer/game-math.md quotes: (label, game, rules, strategy file, rounds,
+# seed, edge %, standard error %), as that page prints them.
+DOC_EDGES: tuple[tuple[str, str, dict[str, Any], str | None, int, str, str, str], ...] = (
     ("blackjack, S17", "blackjack", {}, None, 1_000_000, "2026", "0.485", "0.115"),
     ("blackjack, S17", "blackjack", {}, None, 4_000_000, "2027", "0.518", "0.058"),
     (
@@ -289,9 +291,9 @@ def _edge(got: dict[str, Any]) -> str:
 
 
 def edges(args: argparse.Namespace) -> int:
-    print(f"\n3. the house edges README.md quotes, re-run (--jobs {args.jobs})")
+    print(f"\n3. the house edges docs/developer/game-math.md quotes, re-run (--jobs {args.jobs})")
     differ = 0
-    for label, game, rules, strategy, rounds, seed, edge, se in README_EDGES:
+    for label, game, rules, strategy, rounds, seed, edge, se in DOC_EDGES:
         path = str(ROOT / strategy) if strategy else str(strategy_path(game))
         config = SimConfig(
             game=game,
@@ -308,7 +310,7 @@ def edges(args: argparse.Namespace) -> int:
         differ += not same
         print(
             f"  {label:<17} {rounds:>9,} rounds, seed {seed}: {now_edge}% ± {now_se}%  "
-            f"README {edge}% ± {se}%  {'same' if same else 'DIFFERENT'}"
+            f"documented {edge}% ± {se}%  {'same' if same else 'DIFFERENT'}"
         )
     return differ
 
@@ -344,7 +346,7 @@ def main() -> int:
     ap.add_argument(
         "--compare-rounds", type=int, default=100_000, help="rounds per side-by-side run"
     )
-    ap.add_argument("--edges", action="store_true", help="re-run the README's house edges")
+    ap.add_argument("--edges", action="store_true", help="re-run the documented house edges")
     ap.add_argument("--check", action="store_true", help="run the 0.43%% house-edge check")
     ap.add_argument("--check-rounds", type=int, default=1_000_000)
     ap.add_argument("--jobs", type=int, default=default_jobs())

@@ -92,12 +92,34 @@ COMMANDS: tuple[Command, ...] = (
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(c.module for c in COMMANDS))
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's version, read only when asked for."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"floorctl {version('floorctl')}")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            print("floorctl (not installed: no version recorded)")
+        parser.exit(0)
+
+
 def _top_parser() -> tuple[
     argparse.ArgumentParser, argparse._SubParsersAction[argparse.ArgumentParser]
 ]:
     parser = argparse.ArgumentParser(
         prog="floorctl",
         description="Live-table controller for NZ Pontoon and Blackjack.",
+    )
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="print the installed version and exit"
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True

@@ -345,7 +345,7 @@ _SPECS: dict[str, _Spec] = {
     "absent": _Spec(("box",)),
     "void": _Spec((), ("box",)),
     "reshuffle_discards": _Spec(("cut_card",)),
-    # Extensions (devices and peek games); see the README's "Events beyond the vocabulary".
+    # Extensions (devices and peek games); see docs/reference/events.md.
     "misread": _Spec(("raw",)),
     "wager_seen": _Spec(("box", "amount"), ("chips", "confidence")),
     "peek": _Spec(),
@@ -353,7 +353,7 @@ _SPECS: dict[str, _Spec] = {
     "inspect": _Spec((), ("deck", "by")),
     "inspect_end": _Spec(),
     "shoe_end": _Spec(),
-    # The table's day and the dealer's screen; see the README's "Events beyond the vocabulary".
+    # The table's day and the dealer's screen; see docs/reference/events.md.
     "open_table": _Spec((), ("by",)),
     "opening_step": _Spec(("step",)),
     "close_table": _Spec(),

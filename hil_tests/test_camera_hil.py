@@ -14,7 +14,7 @@ Environment:
     CAMERA_HIL_COVER  1 to run the camera-loss test (the technician covers the lens)
     CAMERA_HIL_TIMEOUT seconds to wait for the technician (default 30)
 
-Calibration, before these tests (see the README's "Chip camera" section):
+Calibration, before these tests (see docs/technician/camera.md):
     floorctl calibrate --config TABLE.toml --source "$CAMERA_SOURCE" --out overlay.png
 and check in overlay.png that every fiducial is outlined in green and every betting circle
 sits on the printed one.

@@ -63,6 +63,7 @@ def _imported_after(argv: list[str]) -> tuple[int, list[str]]:
     "argv",
     [
         ["--help"],
+        ["--version"],
         ["replay", "--help"],
         ["shoe", "--help"],
         ["shoe", "listen", "--help"],
@@ -112,3 +113,16 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     for command in cli.COMMANDS:
         assert command.name in out
+
+
+def test_version_is_the_project_s_own(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--version`` prints the version pyproject.toml gives (the installed metadata's)."""
+    import tomllib
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    expected = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"floorctl {expected}\n"

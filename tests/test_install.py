@@ -1,4 +1,6 @@
-"""The installed artifact, as the README's table-PC install makes it, run from outside the checkout.
+"""The installed artifact, as the table-PC install makes it, run from outside the checkout.
+
+The install is docs/technician/install.md's.
 
 The wheel is built from this checkout and installed (with its dependencies, from the package
 index) into a fresh virtual environment; then, from an empty directory elsewhere, with no
@@ -95,6 +97,15 @@ def test_the_package_is_the_installed_one_and_carries_its_config(
     for name in ("pontoon-nz-2000", "blackjack-nz-1994", "blackjack"):
         assert f"{name}.toml" in files
     assert "strategy-pontoon-nz-2000.toml" in files and "table.example.toml" in files
+
+
+def test_version_of_the_installed_command(installed: tuple[Path, Path, dict[str, str]]) -> None:
+    import tomllib
+
+    bin_dir, work, env = installed
+    expected = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    out = _run([str(bin_dir / "floorctl"), "--version"], work, env)
+    assert out == f"floorctl {expected['version']}\n"
 
 
 def test_run_check_on_the_shipped_example_config(

@@ -34,7 +34,7 @@ card_event = st.fixed_dictionaries(
     },
 )
 ids = st.lists(st.sampled_from(["dee", "sam", "sue"]), min_size=1, max_size=2)
-# The opening and the shoe's end (docs/reference/events.md, 6.1-6.3, and the README's extensions).
+# The opening and the shoe's end (docs/reference/events.md, 6.1-6.3).
 opening_event = st.one_of(
     st.fixed_dictionaries({"type": st.just("inspect")}, optional={"deck": serial, "by": ids}),
     st.just({"type": "inspect_end"}),

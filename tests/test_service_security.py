@@ -2,7 +2,7 @@
 the table PC would try it: a proxy header to dodge the PIN lockout, a rebound DNS name, a page
 from another origin, a dealer's tap carrying a supervisor's fields, malformed bodies, slow
 half-open requests, and the supervisor ids in the state. Each was a failing test before the
-fix (the README's dealer's-screen section says what each now gets)."""
+fix (docs/technician/configuration.md, [ui], says what each now gets)."""
 
 from __future__ import annotations
 

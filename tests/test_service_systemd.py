@@ -30,7 +30,8 @@ def unit(name: str) -> configparser.RawConfigParser:
     ["floorctl.service", "floorctl-kiosk.service", "floorctl-ship.service", "floorctl-ship.timer"],
 )
 def test_systemd_analyze_verify_is_silent(tmp_path: Path, name: str) -> None:
-    # Verified as installed here: /opt/floorctl is where the README installs the project.
+    # Verified as installed here: /opt/floorctl is where docs/technician/install.md installs
+    # the project.
     text = (UNITS / name).read_text(encoding="utf-8").replace("/opt/floorctl", str(ROOT))
     target = tmp_path / name
     target.write_text(text, encoding="utf-8")
