@@ -67,7 +67,9 @@ def per_deck(game: str) -> dict[str, int]:
     return counts
 
 
-def _chunk(args: tuple[str, int, int, str, int]) -> tuple[np.ndarray, np.ndarray, float, float, int]:
+def _chunk(
+    args: tuple[str, int, int, str, int],
+) -> tuple[np.ndarray, np.ndarray, float, float, int]:
     """Play one chunk; returns (X'X, X'y) for the regression and sums for the edge."""
     game, decks, index, seed, rounds = args
     config = SimConfig(
@@ -111,8 +113,10 @@ def _chunk(args: tuple[str, int, int, str, int]) -> tuple[np.ndarray, np.ndarray
 
 
 def play(game: str, decks: int, rounds: int, seed: str, jobs: int) -> tuple[np.ndarray, ...]:
-    parts = [(game, decks, k, seed, min(CHUNK, rounds - start)) for k, start in
-             enumerate(range(0, rounds, CHUNK))]  # fmt: skip
+    parts = [
+        (game, decks, k, seed, min(CHUNK, rounds - start))
+        for k, start in enumerate(range(0, rounds, CHUNK))
+    ]
     if jobs > 1:
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
@@ -131,7 +135,7 @@ def effects_of_removal(
     xtx: np.ndarray, xty: np.ndarray, moments: np.ndarray, share: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Centred effects of removal per value and their standard errors (in units of wager)."""
-    total, total_sq, n = moments
+    _, total_sq, n = moments
     # The excesses sum to zero, so drop the last value and recover it from the centring.
     k = len(VALUES)
     keep = list(range(k))  # intercept + the first k-1 values
@@ -258,7 +262,9 @@ def main(argv: list[str] | None = None) -> int:
         r = derive(game, args.rounds, args.edge_rounds, args.seed, args.jobs)
         results.append(r)
         print(f"{game}  ({time.perf_counter() - start:.0f} s)")
-        for v, e, s, t in zip(VALUES, r["effect_of_removal"], r["effect_se"], r["tags"]):  # type: ignore[call-overload]
+        for v, e, s, t in zip(
+            VALUES, r["effect_of_removal"], r["effect_se"], r["tags"], strict=True
+        ):  # type: ignore[call-overload]
             print(f"  {v:>2}  EoR {e * 100:+.3f}% ± {s * 100:.3f}%  tag {t:+d}")
         print(
             f"  betting correlation {r['betting_correlation']}, advantage per true count "

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
+from itertools import pairwise
 from statistics import median
 from typing import Any, Final
 
@@ -29,6 +30,7 @@ from controller.protect.stats import (
     cluster_slope,
     index_direction,
     informed,
+    normal_sf,
     poisson_binomial_z,
     z_of_tail,
 )
@@ -38,8 +40,14 @@ SESSION_GAP_ROUNDS: Final = 60
 SESSION_GAP_TIME: Final = timedelta(hours=1)
 MIN_SHOES: Final = 5  # bet and play against the count: fewer shoes cannot be judged
 MIN_DEPARTURES: Final = 5  # index plays: fewer departures with a direction cannot be judged
-TC_BUCKETS: Final = ((-99.0, 0.0, "<=0"), (0.0, 1.0, "0..1"), (1.0, 2.0, "1..2"),
-                     (2.0, 3.0, "2..3"), (3.0, 4.0, "3..4"), (4.0, 99.0, ">=4"))  # fmt: skip
+TC_BUCKETS: Final = (
+    (-99.0, 0.0, "<=0"),
+    (0.0, 1.0, "0..1"),
+    (1.0, 2.0, "1..2"),
+    (2.0, 3.0, "2..3"),
+    (3.0, 4.0, "3..4"),
+    (4.0, 99.0, ">=4"),
+)
 Z95: Final = 1.959964
 SHIFTS: Final = ((6, "day"), (14, "swing"), (22, "night"))
 
@@ -70,8 +78,9 @@ class Session:
         return self.rounds[-1][0]
 
 
-def sessions(table: TableRecord) -> list[Session]:
-    """Each player's sessions at the table, in order of their first round."""
+def sessions(table: TableRecord, *, split: bool = True) -> list[Session]:
+    """Each player's sessions at the table, in order of their first round (``split=False``:
+    each player's whole play at the table as one session)."""
     by_player: dict[str, list[Session]] = defaultdict(list)
     index = {r.round: i for i, r in enumerate(table.rounds)}
     for rnd in table.rounds:
@@ -79,7 +88,7 @@ def sessions(table: TableRecord) -> list[Session]:
             if pr.wager <= 0:
                 continue
             runs = by_player[pr.player]
-            if runs:
+            if runs and split:
                 prev = runs[-1].last
                 gap_rounds = index[rnd.round] - index[prev.round]
                 gap_time = (
@@ -89,7 +98,7 @@ def sessions(table: TableRecord) -> list[Session]:
                     gap_time is not None and gap_time > SESSION_GAP_TIME
                 ):
                     runs.append(Session(table, pr.player))
-            else:
+            elif not runs:
                 runs.append(Session(table, pr.player))
             runs[-1].rounds.append((rnd, pr))
     by_round: dict[tuple[str, int], Session] = {}
@@ -117,8 +126,11 @@ def bet_against_count(s: Session) -> dict[str, Any]:
     judged = clusters >= MIN_SHOES
     by_bucket: list[dict[str, Any]] = []
     for lo, hi, label in TC_BUCKETS:
-        bets = [pr.wager for rnd, pr in s.rounds if lo < rnd.true_count <= hi or
-                (label == "<=0" and rnd.true_count <= 0)]  # fmt: skip
+        bets = [
+            pr.wager
+            for rnd, pr in s.rounds
+            if lo < rnd.true_count <= hi or (label == "<=0" and rnd.true_count <= 0)
+        ]
         if bets:
             mean = sum(bets, Decimal(0)) / len(bets)
             by_bucket.append({"true_count": label, "rounds": len(bets), "mean_bet": _money(mean)})
@@ -134,7 +146,9 @@ def bet_against_count(s: Session) -> dict[str, Any]:
         sxx = sum((a - mx) ** 2 for a in x)
         syy = sum((b - my) ** 2 for b in y)
         if sxx > 0 and syy > 0:
-            corr = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True)) / math.sqrt(sxx * syy)
+            corr = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True)) / math.sqrt(
+                sxx * syy
+            )
     return {
         "correlation": _r(corr),
         "slope_log_bet_per_true_count": _r(slope, 4),
@@ -233,10 +247,16 @@ def knew(decisions: Sequence[Decision], what: str, pontoon: bool) -> dict[str, A
                 hits += 1
                 if len(examples) < 50:
                     examples.append(
-                        {"round": d.round, "event": d.seq, "hand": " ".join(d.cards), "up": d.up,
-                         "advised": d.advised, "did": d.action,
-                         "card": d.next_card if what == "next card" else d.hole,
-                         "chance": _r(p, 3)}  # fmt: skip
+                        {
+                            "round": d.round,
+                            "event": d.seq,
+                            "hand": " ".join(d.cards),
+                            "up": d.up,
+                            "advised": d.advised,
+                            "did": d.action,
+                            "card": d.next_card if what == "next card" else d.hole,
+                            "chance": _r(p, 3),
+                        }
                     )
     tail, z = poisson_binomial_z(hits, probs)
     return {
@@ -332,9 +352,7 @@ def shift_of(at: datetime | None) -> str:
     return name
 
 
-def hold(
-    items: Iterable[tuple[TableRecord, RoundRecord]], label: dict[str, Any]
-) -> dict[str, Any]:
+def hold(items: Iterable[tuple[TableRecord, RoundRecord]], label: dict[str, Any]) -> dict[str, Any]:
     wagered = result = Decimal(0)
     expected = 0.0
     sq = 0.0
@@ -393,10 +411,19 @@ def hold_windows(tables: Sequence[TableRecord]) -> list[dict[str, Any]]:
     have_times = any(r.start is not None for _, r in items)
     if have_times:
         keys += [
-            lambda t, r: (("table_id", t.table_id), ("day", r.start.date().isoformat() if r.start else "")),
-            lambda t, r: (("table_id", t.table_id), ("month", r.start.strftime("%Y-%m") if r.start else "")),
-            lambda t, r: (("table_id", t.table_id), ("year", r.start.strftime("%Y") if r.start else "")),
-        ]  # fmt: skip
+            lambda t, r: (
+                ("table_id", t.table_id),
+                ("day", r.start.date().isoformat() if r.start else ""),
+            ),
+            lambda t, r: (
+                ("table_id", t.table_id),
+                ("month", r.start.strftime("%Y-%m") if r.start else ""),
+            ),
+            lambda t, r: (
+                ("table_id", t.table_id),
+                ("year", r.start.strftime("%Y") if r.start else ""),
+            ),
+        ]
     for key in keys:
         for t, r in items:
             groups[key(t, r)].append((t, r))
@@ -448,12 +475,21 @@ def shuffle_audit(tables: Sequence[TableRecord], dealer: str | None = None) -> d
             "basis": "one-sided test of the mean count at early shuffles (normal tail)",
         },
         "shuffle_points": [
-            {"table_id": t.table_id, "event": sh.seq, "shoe": sh.shoe,
-             "true_count": _r(sh.true_count, 2), "cards_dealt": sh.cards_dealt,
-             "cut_card": sh.cut_card, "early": sh.early, "dealer": sh.dealer,
-             "at": sh.at.isoformat() if sh.at else None}
-            for t in tables for sh in t.shuffles if dealer is None or sh.dealer == dealer
-        ],  # fmt: skip
+            {
+                "table_id": t.table_id,
+                "event": sh.seq,
+                "shoe": sh.shoe,
+                "true_count": _r(sh.true_count, 2),
+                "cards_dealt": sh.cards_dealt,
+                "cut_card": sh.cut_card,
+                "early": sh.early,
+                "dealer": sh.dealer,
+                "at": sh.at.isoformat() if sh.at else None,
+            }
+            for t in tables
+            for sh in t.shuffles
+            if dealer is None or sh.dealer == dealer
+        ],
     }
 
 
@@ -463,7 +499,7 @@ def scorecard(tables: Sequence[TableRecord], dealer: str) -> dict[str, Any]:
     seconds = 0.0
     for t in tables:
         mine = [r for r in t.rounds if r.start is not None]
-        for a, b in zip(mine, mine[1:], strict=False):
+        for a, b in pairwise(mine):
             if a.dealer == dealer and a.start is not None and b.start is not None:
                 seconds += min((b.start - a.start).total_seconds(), 600.0)
     by_rule: dict[str, int] = defaultdict(int)
@@ -493,14 +529,66 @@ def scorecard(tables: Sequence[TableRecord], dealer: str) -> dict[str, Any]:
             "max": _r(max(waits), 1) if waits else None,
         },
         "flag_list": [
-            {"table_id": t.table_id, "event": f.seq, "round": f.round, "rule": f.rule,
-             "at": f.at.isoformat() if f.at else None,
-             "acknowledged_by": f.acknowledged_by,
-             "acknowledged_at": f.acknowledged_at.isoformat() if f.acknowledged_at else None}
-            for t in tables for f in t.flags if f.dealer == dealer
-        ],  # fmt: skip
+            {
+                "table_id": t.table_id,
+                "event": f.seq,
+                "round": f.round,
+                "rule": f.rule,
+                "at": f.at.isoformat() if f.at else None,
+                "acknowledged_by": f.acknowledged_by,
+                "acknowledged_at": f.acknowledged_at.isoformat() if f.acknowledged_at else None,
+            }
+            for t in tables
+            for f in t.flags
+            if f.dealer == dealer
+        ],
         "hold": hold(rounds, {"dealer": dealer}),
     }
+
+
+def _excess(decisions: Sequence[Decision], what: str, pontoon: bool) -> tuple[float, float, int]:
+    """(right - expected, variance, assessed) of departures right given ``what``."""
+    k = e = v = 0.0
+    n = 0
+    for d in decisions:
+        for known, right, p in informed(
+            d.cards,
+            d.up,
+            d.advised,
+            d.action,
+            d.unseen,
+            next_card=d.next_card,
+            hole=d.hole,
+            pontoon=pontoon,
+        ):
+            if known == what:
+                n += 1
+                k += right
+                e += p
+                v += p * (1 - p)
+    return k - e, v, n
+
+
+def dealer_contrast(
+    mine: Sequence[Decision], others: Sequence[Decision], what: str, pontoon: bool
+) -> float | None:
+    """z of a player's excess of informed departures under this dealer over the others'.
+
+    A player who knows the cards whoever deals (marked cards) shows the same excess under
+    every dealer: only knowledge that comes with one dealer raises this. None where the player
+    has no assessed departure under this dealer or never played under another (then nothing
+    tells the dealer from the player). A player who played by the table under every other
+    dealer has no excess there."""
+    ex_d, v_d, n_d = _excess(mine, what, pontoon)
+    ex_o, v_o, n_o = _excess(others, what, pontoon)
+    if n_d == 0 or not others:
+        return None
+    var = v_d / n_d**2 + (v_o / n_o**2 if n_o else 0.0)
+    if n_o == 0:
+        ex_o, n_o = 0.0, 1
+    if var <= 0:
+        return None
+    return (ex_d / n_d - ex_o / n_o) / math.sqrt(var)
 
 
 def analyse_dealer(
@@ -512,48 +600,85 @@ def analyse_dealer(
     holes = any(t.hole_card for t in tables)
     overall_hole = knew([d for _, d in decisions], "hole card", pontoon) if holes else None
     players: dict[str, list[Decision]] = defaultdict(list)
-    for _, d in decisions:
-        players[d.player].append(d)
+    elsewhere: dict[str, list[Decision]] = defaultdict(list)
+    for t in tables:
+        for d in t.decisions:
+            (players if d.dealer == dealer else elsewhere)[d.player].append(d)
     pairs = []
-    worst_p = 1.0
+    worst = -math.inf
+    tests = 0
     for player, ds in sorted(players.items()):
         k = knew(ds, "next card", pontoon)
         kh = knew(ds, "hole card", pontoon) if holes else None
-        ps = [x["tail_probability"] for x in (k, kh) if x is not None and x["judged"]]
-        p = min(ps) if ps else 1.0
-        worst_p = min(worst_p, p)
-        pairs.append({"player": player, "knew_next_card": _strip(k),
-                      **({"knew_hole_card": _strip(kh)} if kh else {})})  # fmt: skip
-    # The worst pair, corrected for the number of players looked at (Bonferroni).
-    corrected = min(1.0, worst_p * max(len(pairs), 1) * (2 if holes else 1))
+        contrast = {
+            what: dealer_contrast(ds, elsewhere[player], what, pontoon)
+            for what in (("next card", "hole card") if holes else ("next card",))
+        }
+        for z in contrast.values():
+            if z is not None:
+                tests += 1
+                worst = max(worst, z)
+        pairs.append(
+            {
+                "player": player,
+                "knew_next_card": _strip(k),
+                **({"knew_hole_card": _strip(kh)} if kh else {}),
+                "under_this_dealer_against_others_z": {w: _r(z, 2) for w, z in contrast.items()},
+            }
+        )
+    # The least likely player, corrected for the players and tests looked at (Bonferroni).
+    zs_pair = None
+    if tests:
+        zs_pair = z_of_tail(min(1.0, normal_sf(worst) * tests))
     rounds = sum(1 for t in tables for r in t.rounds if r.dealer == dealer)
-    zs: dict[str, float | None] = {
-        "knew_next": overall["z"],
-        "knew_hole": overall_hole["z"] if overall_hole else None,
-    }
-    zs_pair = z_of_tail(corrected) if pairs else None
-    verdict = judge(zs, rounds, calibration)
-    if zs_pair is not None:
-        pair_verdict = judge({"knew_next": zs_pair}, rounds, calibration)
-        if _rank(pair_verdict["level"]) > _rank(verdict["level"]):
-            pair_verdict["reasons"] = [
-                f"one player's decisions under this dealer (corrected for {len(pairs)} players)"
-                ": " + r
-                for r in pair_verdict["reasons"]
-            ]
-            verdict = pair_verdict
+    several = len({d.dealer for t in tables for d in t.decisions}) > 1
+    # With one dealer only, nothing tells the dealer from the players: the dealer's rounds as
+    # a whole are judged.
+    zs: dict[str, float | None] = (
+        {}
+        if several
+        else {
+            "knew_next": overall["z"],
+            "knew_hole": overall_hole["z"] if overall_hole else None,
+        }
+    )
+    verdict = dealer_verdict(zs, zs_pair, tests, rounds, calibration)
     return {
         "dealer": dealer,
-        "tables": sorted({t.table_id for t, _ in decisions} | {t.table_id for t in tables
-                          if any(r.dealer == dealer for r in t.rounds)}),  # fmt: skip
+        "tables": sorted({t.table_id for t in tables if any(r.dealer == dealer for r in t.rounds)}),
         "scorecard": scorecard(tables, dealer),
         "knew_next_card": _strip(overall),
         **({"knew_hole_card": _strip(overall_hole)} if overall_hole else {}),
         "by_player": pairs,
-        "shuffle_audit": {k: v for k, v in shuffle_audit(tables, dealer).items()
-                          if k != "shuffle_points"},  # fmt: skip
+        "shuffle_audit": {
+            k: v for k, v in shuffle_audit(tables, dealer).items() if k != "shuffle_points"
+        },
+        "worst_player_z_corrected": _r(zs_pair, 2),
+        "contrast_tests": tests,
         "verdict": verdict,
     }
+
+
+def dealer_verdict(
+    zs: dict[str, float | None],
+    pair_z: float | None,
+    players: int,
+    rounds: int,
+    calibration: Calibration,
+) -> dict[str, Any]:
+    """A dealer's verdict: over every decision they dealt to, and for the one player whose
+    decisions under them were the least likely (corrected for the players looked at)."""
+    verdict = judge(zs, rounds, calibration)
+    if pair_z is not None:
+        pair_verdict = judge({"knew_next": pair_z}, rounds, calibration)
+        if _rank(pair_verdict["level"]) > _rank(verdict["level"]):
+            pair_verdict["reasons"] = [
+                f"one player's decisions under this dealer against other dealers' (corrected "
+                f"for {players} tests): " + r
+                for r in pair_verdict["reasons"]
+            ]
+            verdict = pair_verdict
+    return verdict
 
 
 def _strip(doc: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -581,8 +706,13 @@ def analyse(
                 "rounds": len(t.rounds),
                 "decisions": len(t.decisions),
                 "count": {
-                    "tags": dict(zip(("A", "2", "3", "4", "5", "6", "7", "8", "9", "T"),
-                                     t.count.tags, strict=True)),  # fmt: skip
+                    "tags": dict(
+                        zip(
+                            ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T"),
+                            t.count.tags,
+                            strict=True,
+                        )
+                    ),
                     "advantage_per_true_count": t.count.advantage_per_true_count,
                     "house_edge": t.count.house_edge,
                 },
@@ -603,4 +733,3 @@ def analyse(
             for level in ("clear", "watch", "alert")
         },
     }
-

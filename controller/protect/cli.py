@@ -37,12 +37,12 @@ def read_file(path: Path) -> TableRecord:
         except RecursionError:
             raise ScenarioError(number, "", "not valid JSON (nested too deeply)") from None
     # Blank lines were skipped: number the events as the file does for the messages.
-    lines = [n for n, line in enumerate(jsonl_lines(text), start=1) if line.strip()]
+    numbers = [n for n, text_line in enumerate(jsonl_lines(text), start=1) if text_line.strip()]
     try:
         return read_table(objs)
     except ScenarioError as exc:
-        line = lines[exc.line - 1] if 0 < exc.line <= len(lines) else exc.line
-        raise ScenarioError(line, exc.field, exc.detail) from None
+        at = numbers[exc.line - 1] if 0 < exc.line <= len(numbers) else exc.line
+        raise ScenarioError(at, exc.field, exc.detail) from None
 
 
 def format_text(doc: dict[str, Any]) -> str:
@@ -50,10 +50,11 @@ def format_text(doc: dict[str, Any]) -> str:
     for t in doc["tables"]:
         h = t["hold"]
         sa = t["shuffle_audit"]
+        low, high = h["hold_band_95"] or [None, None]
         out.append(
             f"table {t['table_id'] or '-'}  {t['game']}  {t['rounds']} rounds  hold "
             f"{_pct(h['hold'])} (expected {_pct(h['expected_hold'])}, 95% band "
-            f"{_pct((h['hold_band_95'] or [None])[0])} to {_pct((h['hold_band_95'] or [None, None])[1])})"
+            f"{_pct(low)} to {_pct(high)})"
             f"{'  OUTSIDE THE BAND' if h['outside_band'] else ''}"
         )
         out.append(
@@ -69,7 +70,11 @@ def format_text(doc: dict[str, Any]) -> str:
     for p in doc["players"]:
         v = p["verdict"]
         rate = v["false_alarm_rate"]
-        stated = f" (honest: {rate:.2%} of {v['rates']['session_length']:,}-round sessions)" if rate is not None else ""
+        stated = (
+            f" (honest: {rate:.2%} of {v['rates']['session_length']:,}-round sessions)"
+            if rate is not None
+            else ""
+        )
         out.append(
             f"{p['player'][:13]:<14}{(p['table_id'] or '-')[:7]:<8}{p['rounds']:>7}{p['net']:>11}  "
             f"{_z(p['bet_against_count']['z']):>9}{_z(p['play_against_count']['z']):>7}"
@@ -86,7 +91,8 @@ def format_text(doc: dict[str, Any]) -> str:
             sc = d["scorecard"]
             out.append(
                 f"{d['dealer'][:13]:<14}{sc['rounds']:>7}{sc['rounds_per_hour'] or '-':>8}"
-                f"{sc['flags']:>7}{_z(d['knew_next_card']['z']):>7}  {d['verdict']['level'].upper()}"
+                f"{sc['flags']:>7}{_z(d['knew_next_card']['z']):>7}  "
+                f"{d['verdict']['level'].upper()}"
             )
             for reason in d["verdict"]["reasons"]:
                 out.append(f"{'':<16}{reason}")
@@ -95,9 +101,14 @@ def format_text(doc: dict[str, Any]) -> str:
         out.append("")
         out.append("hold outside its 95% band")
         for h in outside:
-            label = ", ".join(f"{k} {h[k]}" for k in ("table_id", "game", "dealer", "shift",
-                                                       "day", "month", "year") if k in h)  # fmt: skip
-            out.append(f"  {label}: result {h['result']} expected {h['expected']} band {h['band_95']}")
+            label = ", ".join(
+                f"{k} {h[k]}"
+                for k in ("table_id", "game", "dealer", "shift", "day", "month", "year")
+                if k in h
+            )
+            out.append(
+                f"  {label}: result {h['result']} expected {h['expected']} band {h['band_95']}"
+            )
             for c in h.get("largest_contributors", []):
                 out.append(f"    {c['player']} at {c['table_id']}: {c['won_beyond_expectation']:+}")
     return "\n".join(out)

@@ -122,7 +122,9 @@ def _dealer_start(up: str, hole: str) -> int:
     return best_total([up, hole])[0]
 
 
-def _right_by_hole(cards: Sequence[str], up: str, advised: str, action: str, hole: str) -> bool | None:
+def _right_by_hole(
+    cards: Sequence[str], up: str, advised: str, action: str, hole: str
+) -> bool | None:
     """Was the departure right, had the player known the dealer's hole card?"""
     if action == "insurance":
         return VALUE[hole] == 10
@@ -172,8 +174,9 @@ def informed(
     if hole is not None:
         right = _right_by_hole(cards, up, advised, action, hole)
         if right is not None:
-            # The peek told everyone the hole card does not make a blackjack.
-            barred = {10: 0, 1: 9}.get(VALUE[up])  # an ace under a ten, a ten under an ace
+            # After the peek everyone knows the hole card does not make a blackjack (insurance
+            # is decided before it).
+            barred = None if action == "insurance" else {10: 0, 1: 9}.get(VALUE[up])
             weights = [0 if i == barred else n for i, n in enumerate(unseen)]
             base = sum(weights)
             if base > 0:
