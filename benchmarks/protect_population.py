@@ -435,8 +435,8 @@ def _record_round(
         cards_dealt=sum(t.seen),
         cut_out=False,
         dealer=t.dealer,
-        seq_first=start_seq + 1,
-        seq_last=len(t.events),
+        seq_first=start_seq,
+        seq_last=len(t.events) - 1,
         start=at,
         end=at,
     )

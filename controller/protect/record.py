@@ -165,9 +165,11 @@ def _next_cards(objs: Sequence[Mapping[str, Any]]) -> list[str | None]:
 
 
 class _Walker:
-    def __init__(self, setup_obj: Mapping[str, Any], strategy: Strategy | None) -> None:
+    def __init__(
+        self, setup_obj: Mapping[str, Any], strategy: Strategy | None, table: Table | None
+    ) -> None:
         setup = parse_setup(setup_obj, 1)
-        self.table = Table(setup, keep_rounds=1)
+        self.table = table if table is not None else Table(setup, keep_rounds=1)
         rules = setup.rules
         self.rules = rules
         self.count = count_system(rules.name, rules.excluded_ranks)
@@ -227,20 +229,20 @@ class _Walker:
     # --- events --------------------------------------------------------------------------
 
     def walk(
-        self, objs: Sequence[Mapping[str, Any]], times: Sequence[datetime | None] | None
+        self,
+        events: Sequence[tuple[int, Mapping[str, Any], datetime | None]],
     ) -> TableRecord:
-        nexts = _next_cards(objs)
+        """Apply ``events``: (sequence number, event, time), the number as the store keeps it
+        (the table line is 0; a scenario's line is one more)."""
+        nexts = _next_cards([obj for _, obj, _ in events])
         rec = self.record
-        for i, obj in enumerate(objs):
-            if i == 0:
-                continue
-            at = times[i] if times is not None else _time(obj)
-            self.step(str(obj.get("type")), obj, i, at, nexts[i])
+        for (seq, obj, at), nxt in zip(events, nexts, strict=True):
+            self.step(str(obj.get("type")), obj, seq, at, nxt)
         if self.current is not None:
             self.current.status = "incomplete"
             rec.rounds.append(self.current)
             self.current = None
-        rec.events = len(objs) - 1
+        rec.events = len(events)
         return rec
 
     def step(
@@ -288,7 +290,7 @@ class _Walker:
                 and target.to == "box"
                 and target.box is not None
                 and not obj.get("face_up")
-                and not (self.last_hit is not None and self.last_hit == (seq - 1, target.box))
+                and self.last_hit != (seq - 1, target.box)
             ):
                 pending = self.decision("hit", {"box": target.box}, seq, code, implied=True)
         elif kind == "insurance":
@@ -502,5 +504,25 @@ def read_table(
     events = list(objs)
     if not events:
         raise ScenarioError(1, "type", "no events: the table line is missing")
-    walker = _Walker(events[0], strategy)
-    return walker.walk(events, times)
+    walker = _Walker(events[0], strategy, None)
+    return walker.walk(
+        [
+            (i, obj, times[i] if times is not None else _time(obj))
+            for i, obj in enumerate(events)
+            if i > 0
+        ]
+    )
+
+
+def read_from(
+    setup: Mapping[str, Any],
+    table: Table,
+    events: Sequence[tuple[int, Mapping[str, Any], datetime | None]],
+    *,
+    table_id: str = "",
+) -> TableRecord:
+    """A table's record from a table restored at a checkpoint just before a shuffle (the
+    floor's) and the events after it: (store sequence number, event, recorded time)."""
+    walker = _Walker(setup, None, table)
+    walker.record.table_id = table_id or walker.record.table_id
+    return walker.walk(events)
