@@ -78,6 +78,7 @@ DEALER_ROUNDS = 100
 EARLY_SHUFFLE = 0.005
 START = datetime(2026, 3, 2, 18, 0, tzinfo=timezone(timedelta(hours=13)))
 PLAYER = "studied"
+_CARD = {code: card for card, code in enumerate(CODE)}
 FILLER = "filler"
 
 
@@ -206,9 +207,7 @@ class Table:
         return tuple(out)
 
     def round_cards(self) -> list[int]:
-        from benchmarks.oracle.cards import parse
-
-        return [parse(str(e["card"])) for e in self.round_log if e["type"] == "card"]
+        return [_CARD[e["card"]] for e in self.round_log if e["type"] == "card"]
 
     def shuffle(self) -> None:
         if self.shoe_index:

@@ -63,6 +63,8 @@ templates = Environment(
     loader=PackageLoader("controller.floor", "templates"),
     autoescape=select_autoescape(["html"]),
 )
+templates.filters["dash"] = lambda v: "–" if v is None else v
+templates.filters["pct"] = lambda v: "–" if v is None else f"{v * 100:+.2f}%"
 
 
 @dataclass

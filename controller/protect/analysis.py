@@ -40,6 +40,7 @@ SESSION_GAP_ROUNDS: Final = 60
 SESSION_GAP_TIME: Final = timedelta(hours=1)
 MIN_SHOES: Final = 5  # bet and play against the count: fewer shoes cannot be judged
 MIN_DEPARTURES: Final = 5  # index plays: fewer departures with a direction cannot be judged
+MIN_LUCK_ROUNDS: Final = 100  # luck: one bonus payout in a few rounds is no sign of anything
 TC_BUCKETS: Final = (
     (-99.0, 0.0, "<=0"),
     (0.0, 1.0, "0..1"),
@@ -279,12 +280,13 @@ def luck(s: Session) -> dict[str, Any]:
         result += float(pr.net)
         expected += w * cs.advantage(rnd.true_count)
         var += (cs.sd_per_unit * w) ** 2
+    judged = var > 0 and len(s.rounds) >= MIN_LUCK_ROUNDS
     z = (result - expected) / math.sqrt(var) if var > 0 else 0.0
     return {
         "result": _r(result, 2),
         "expected_given_count": _r(expected, 2),
-        "z": _r(z, 2),
-        "judged": var > 0,
+        "z": _r(z, 2) if judged else None,
+        "judged": judged,
     }
 
 
