@@ -1,6 +1,6 @@
 """Game protection measured on a simulated population of players (issue 29).
 
-    .venv/bin/python benchmarks/bench_protect.py [--sessions 40] [--honest-sessions 80]
+    .venv/bin/python benchmarks/bench_protect.py [--sessions 20] [--honest-sessions 40]
         [--games pontoon-nz-2000,blackjack] [--jobs 2] [--calibrate] [--speed]
 
 For each game and player type of :mod:`benchmarks.protect_population`, plays sessions of 5,000
@@ -283,8 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--games", default="pontoon-nz-2000,blackjack")
     p.add_argument("--types", default=",".join(TYPES))
-    p.add_argument("--sessions", type=int, default=30, help="report sessions per type")
-    p.add_argument("--honest-sessions", type=int, default=60, help="per honest type and seed set")
+    p.add_argument("--sessions", type=int, default=20, help="report sessions per type")
+    p.add_argument("--honest-sessions", type=int, default=40, help="per honest type and seed set")
     p.add_argument("--rounds", type=int, default=max(LENGTHS))
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--calibrate", action="store_true")

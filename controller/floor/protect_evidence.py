@@ -42,12 +42,15 @@ FORMAT = "floorctl-protect-evidence/1"
 MAX_PROOFS = 60
 
 
-def _scatter(points: list[tuple[float, float]], x_title: str, y_title: str) -> Drawing:
+def _scatter(points: list[tuple[float, float]], x_title: str, y_title: str) -> Flowable:
+    if not points:
+        return _p("(none)", SMALL)
     d = Drawing(170 * mm, 70 * mm)
     chart = ScatterPlot()
     chart.x, chart.y = int(15 * mm), int(12 * mm)
     chart.width, chart.height = int(150 * mm), int(52 * mm)
-    chart.data = [points or [(0.0, 0.0)]]
+    chart.data = [points]
+    chart.lineLabelFormat = None  # type: ignore[assignment]  # no value beside each point
     chart.lines[0].strokeColor = None
     chart.lines[0].symbol.kind = "Circle"
     chart.lines[0].symbol.size = 2.5
@@ -58,17 +61,25 @@ def _scatter(points: list[tuple[float, float]], x_title: str, y_title: str) -> D
     return d
 
 
-def _lines(series: list[list[tuple[float, float]]]) -> Drawing:
+def _lines(series: list[list[tuple[float, float]]]) -> Flowable:
+    if not any(series):
+        return _p("(none)", SMALL)
     d = Drawing(170 * mm, 70 * mm)
     chart = LinePlot()
     chart.x, chart.y = int(15 * mm), int(12 * mm)
     chart.width, chart.height = int(150 * mm), int(52 * mm)
     chart.data = [s or [(0.0, 0.0)] for s in series]
+    chart.lineLabelFormat = None
     chart.lines[0].strokeColor = colors.HexColor("#1f5f8b")
     chart.lines[1].strokeColor = colors.HexColor("#999999")
     chart.lines[1].strokeDashArray = [4, 2]
     d.add(chart)
     return d
+
+
+def _d(value: Any) -> Any:
+    """A figure, or a dash where there is none (a test not judged)."""
+    return "–" if value is None else value
 
 
 def _proof_rounds(session: dict[str, Any]) -> list[int]:
@@ -170,28 +181,28 @@ def _pdf(view: dict[str, Any], s: dict[str, Any], proved: dict[int, str], path: 
     rows = [
         [
             "bet against the true count",
-            f"correlation {b['correlation']}, z {b['z']}, "
+            f"correlation {b['correlation']}, z {_d(b['z'])}, "
             f"{b['shoes']} shoes, mean bet high/low count {b['spread_high_over_low']}",
         ],
         [
             "playing against the count",
             f"played {w['rounds_played']} of {w['table_rounds']} "
-            f"rounds, {w['entries_mid_shoe']} entries mid-shoe, z {w['z']}",
+            f"rounds, {w['entries_mid_shoe']} entries mid-shoe, z {_d(w['z'])}",
         ],
         [
             "index plays",
             f"{ix['departures']} departures, {ix['with_a_direction']} with a "
-            f"direction, z {ix['z']}",
+            f"direction, z {_d(ix['z'])}",
         ],
         [
             "right given the next card",
             f"{kn['right']} of {kn['assessed']} departures "
-            f"({kn['expected_right']} by chance), probability {kn['tail_probability']}, "
-            f"z {kn['z']}",
+            f"({kn['expected_right']} by chance), probability {_d(kn['tail_probability'])}, "
+            f"z {_d(kn['z'])}",
         ],
         [
             "luck",
-            f"result {lk['result']} against {lk['expected_given_count']} expected, z {lk['z']}",
+            f"result {lk['result']} against {lk['expected_given_count']} expected, z {_d(lk['z'])}",
         ],
     ]
     if "knew_hole_card" in s:
@@ -200,7 +211,7 @@ def _pdf(view: dict[str, Any], s: dict[str, Any], proved: dict[int, str], path: 
             [
                 "right given the hole card",
                 f"{kh['right']} of {kh['assessed']} "
-                f"({kh['expected_right']} by chance), z {kh['z']}",
+                f"({kh['expected_right']} by chance), z {_d(kh['z'])}",
             ]
         )
     story.append(_table(["test", "figures"], rows, [45 * mm, 125 * mm]))
