@@ -187,7 +187,11 @@ def protect_view(
     floor: Floor, who: Who, window: Window, table_id: str | None = None
 ) -> dict[str, Any]:
     def answer() -> dict[str, Any]:
-        doc = analyse(records(floor, window, table_id), load_calibration())
+        doc = analyse(
+            records(floor, window, table_id),
+            load_calibration(),
+            shift=lambda at: floor.settings.shift_of(at)[1],
+        )
         doc["window"] = _window_doc(floor, window)
         doc["hold_to_date"] = hold_to_date(floor, window)
         return doc

@@ -343,7 +343,12 @@ def analyse_session(s: Session, calibration: Calibration) -> dict[str, Any]:
 # --- hold -----------------------------------------------------------------------------------
 
 
+ShiftOf = Callable[[datetime], str]
+
+
 def shift_of(at: datetime | None) -> str:
+    """The shift by the hour of the clock the time was written in (day 06-14, swing 14-22,
+    night 22-06); the floor passes its own shifts in its time zone instead."""
     if at is None:
         return "all"
     hour = at.hour
@@ -399,7 +404,12 @@ def hold(items: Iterable[tuple[TableRecord, RoundRecord]], label: dict[str, Any]
     return doc
 
 
-def hold_windows(tables: Sequence[TableRecord]) -> list[dict[str, Any]]:
+def hold_windows(
+    tables: Sequence[TableRecord], shift: ShiftOf | None = None
+) -> list[dict[str, Any]]:
+    def shift_name(at: datetime | None) -> str:
+        return shift(at) if (shift is not None and at is not None) else shift_of(at)
+
     items = [(t, r) for t in tables for r in t.rounds]
     groups: dict[tuple[tuple[str, str], ...], list[tuple[TableRecord, RoundRecord]]] = defaultdict(
         list
@@ -408,7 +418,7 @@ def hold_windows(tables: Sequence[TableRecord]) -> list[dict[str, Any]]:
         lambda t, r: (("table_id", t.table_id),),
         lambda t, r: (("game", t.game),),
         lambda t, r: (("dealer", r.dealer or "unknown"),),
-        lambda t, r: (("table_id", t.table_id), ("shift", shift_of(r.start))),
+        lambda t, r: (("table_id", t.table_id), ("shift", shift_name(r.start))),
     ]
     have_times = any(r.start is not None for _, r in items)
     if have_times:
@@ -694,7 +704,10 @@ def _rank(level: str) -> int:
 
 
 def analyse(
-    tables: Sequence[TableRecord], calibration: Calibration | None = None
+    tables: Sequence[TableRecord],
+    calibration: Calibration | None = None,
+    *,
+    shift: ShiftOf | None = None,
 ) -> dict[str, Any]:
     cal = calibration or load_calibration()
     players = [analyse_session(s, cal) for t in tables for s in sessions(t)]
@@ -729,7 +742,7 @@ def analyse(
         "tables": table_docs,
         "players": players,
         "dealers": [analyse_dealer(tables, d, cal) for d in dealers],
-        "hold": hold_windows(tables),
+        "hold": hold_windows(tables, shift),
         "summary": {
             level: sum(1 for p in players if p["verdict"]["level"] == level)
             for level in ("clear", "watch", "alert")
