@@ -65,17 +65,10 @@ SHIFT_ROUNDS = 480
 
 
 def prefix(rec: TableRecord, n: int) -> TableRecord:
+    """The table's first ``n`` rounds, with the shuffles of the shoes they finished."""
     rounds = rec.rounds[:n]
-    last = rounds[-1].round if rounds else 0
-    return TableRecord(
-        table_id=rec.table_id,
-        game=rec.game,
-        count=rec.count,
-        hole_card=rec.hole_card,
-        rounds=rounds,
-        decisions=[d for d in rec.decisions if d.round <= last],
-        shuffles=[s for s in rec.shuffles if rounds and s.shoe < rounds[-1].shoe],
-    )
+    last_shoe = rounds[-1].shoe if rounds else 0
+    return rec.restricted(rounds, shuffles=[s for s in rec.shuffles if s.shoe < last_shoe])
 
 
 def session_zs(doc: dict[str, Any]) -> dict[str, float | None]:

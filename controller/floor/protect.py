@@ -89,19 +89,10 @@ def clip(rec: TableRecord, window: Window) -> TableRecord:
     def inside(at: datetime | None) -> bool:
         return at is not None and window.start <= at < window.end
 
-    rounds = [r for r in rec.rounds if inside(r.start)]
-    numbers = {r.round for r in rounds}
-    return TableRecord(
-        table_id=rec.table_id,
-        game=rec.game,
-        count=rec.count,
-        hole_card=rec.hole_card,
-        rounds=rounds,
-        decisions=[d for d in rec.decisions if d.round in numbers],
+    return rec.restricted(
+        [r for r in rec.rounds if inside(r.start)],
         shuffles=[s for s in rec.shuffles if inside(s.at)],
         flags=[f for f in rec.flags if inside(f.at)],
-        shoes_failed=rec.shoes_failed,
-        events=rec.events,
     )
 
 

@@ -39,7 +39,7 @@ from controller.floor.schema import Floor
 from controller.floor.settings import InputError, Window
 
 FORMAT = "floorctl-protect-evidence/1"
-MAX_PROOFS = 60
+MAX_PROOFS = 25
 
 
 def _scatter(points: list[tuple[float, float]], x_title: str, y_title: str) -> Flowable:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -225,11 +225,11 @@ def index_plays(decisions: Sequence[Decision]) -> dict[str, Any]:
     }
 
 
-def knew(decisions: Sequence[Decision], what: str, pontoon: bool) -> dict[str, Any]:
-    """Departures from the table that were right given ``what`` ("next card" or "hole card")."""
-    probs: list[float] = []
-    hits = 0
-    examples: list[dict[str, Any]] = []
+def assessed(
+    decisions: Iterable[Decision], what: str, pontoon: bool
+) -> Iterator[tuple[Decision, bool, float]]:
+    """Each departure judged given ``what`` ("next card" or "hole card"): (the decision, was it
+    right, the chance of being right without knowing)."""
     for d in decisions:
         for known, right, p in informed(
             d.cards,
@@ -241,24 +241,32 @@ def knew(decisions: Sequence[Decision], what: str, pontoon: bool) -> dict[str, A
             hole=d.hole,
             pontoon=pontoon,
         ):
-            if known != what:
-                continue
-            probs.append(p)
-            if right:
-                hits += 1
-                if len(examples) < 50:
-                    examples.append(
-                        {
-                            "round": d.round,
-                            "event": d.seq,
-                            "hand": " ".join(d.cards),
-                            "up": d.up,
-                            "advised": d.advised,
-                            "did": d.action,
-                            "card": d.next_card if what == "next card" else d.hole,
-                            "chance": _r(p, 3),
-                        }
-                    )
+            if known == what:
+                yield d, right, p
+
+
+def knew(decisions: Sequence[Decision], what: str, pontoon: bool) -> dict[str, Any]:
+    """Departures from the table that were right given ``what`` ("next card" or "hole card")."""
+    probs: list[float] = []
+    hits = 0
+    examples: list[dict[str, Any]] = []
+    for d, right, p in assessed(decisions, what, pontoon):
+        probs.append(p)
+        if right:
+            hits += 1
+            if len(examples) < 50:
+                examples.append(
+                    {
+                        "round": d.round,
+                        "event": d.seq,
+                        "hand": " ".join(d.cards),
+                        "up": d.up,
+                        "advised": d.advised,
+                        "did": d.action,
+                        "card": d.next_card if what == "next card" else d.hole,
+                        "chance": _r(p, 3),
+                    }
+                )
     tail, z = poisson_binomial_z(hits, probs)
     return {
         "assessed": len(probs),
@@ -562,22 +570,11 @@ def _excess(decisions: Sequence[Decision], what: str, pontoon: bool) -> tuple[fl
     """(right - expected, variance, assessed) of departures right given ``what``."""
     k = e = v = 0.0
     n = 0
-    for d in decisions:
-        for known, right, p in informed(
-            d.cards,
-            d.up,
-            d.advised,
-            d.action,
-            d.unseen,
-            next_card=d.next_card,
-            hole=d.hole,
-            pontoon=pontoon,
-        ):
-            if known == what:
-                n += 1
-                k += right
-                e += p
-                v += p * (1 - p)
+    for _, right, p in assessed(decisions, what, pontoon):
+        n += 1
+        k += right
+        e += p
+        v += p * (1 - p)
     return k - e, v, n
 
 

@@ -138,6 +138,28 @@ class TableRecord:
     shoes_failed: int = 0  # shoes or decks flagged (shoe, 6.1)
     events: int = 0
 
+    def restricted(
+        self,
+        rounds: Sequence[RoundRecord],
+        *,
+        shuffles: Sequence[ShuffleRecord] | None = None,
+        flags: Sequence[FlagRecord] | None = None,
+    ) -> TableRecord:
+        """The same table over ``rounds`` only, with their decisions."""
+        numbers = {r.round for r in rounds}
+        return TableRecord(
+            table_id=self.table_id,
+            game=self.game,
+            count=self.count,
+            hole_card=self.hole_card,
+            rounds=list(rounds),
+            decisions=[d for d in self.decisions if d.round in numbers],
+            shuffles=list(self.shuffles if shuffles is None else shuffles),
+            flags=list(self.flags if flags is None else flags),
+            shoes_failed=self.shoes_failed,
+            events=self.events,
+        )
+
 
 def _time(obj: Mapping[str, Any]) -> datetime | None:
     text = obj.get("time")
