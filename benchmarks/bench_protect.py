@@ -196,7 +196,9 @@ def report(results: list[dict[str, Any]], cal: Calibration) -> None:
                 table[(r["game"], r["kind"])][n].append(judge(e["zs"], e["rounds"], cal)["level"])
             for d, dd in e["dealers"].items():
                 who = "favouring" if (r["kind"] == "favoured" and d == "D2") else "honest"
-                if who == "honest" and r["kind"] != "favoured":
+                if who == "honest" and r["kind"] == "favoured":
+                    who = "honest (favoured's table)"
+                elif who == "honest":
                     who = (
                         "honest ("
                         + ("knower's table" if r["kind"].startswith("knower") else "other tables")
@@ -233,7 +235,7 @@ def report(results: list[dict[str, Any]], cal: Calibration) -> None:
         print(
             f"{game:<17}{who + ' dealer':<20}"
             + "".join(cells)
-            + f"   ({len(rows.get(LENGTHS[0], []))} dealer-sessions)"
+            + f"   ({len(rows.get(LENGTHS[-1], []))} dealer-sessions)"
         )
     print(f"\nhold: honest {SHIFT_ROUNDS}-round shifts within their 95% band")
     for game, inside in sorted(shifts.items()):
