@@ -242,3 +242,16 @@ def test_live_feed_pushes_a_flag_and_its_acknowledgement(
     assert received, "the feed never pushed the flag"
     assert received[0]["rule"] == "limits" and received[0]["table_id"] == "P07"
     assert received[-1]["acknowledged_by"] == "sup-anna" and received[-1]["acknowledged_at"]
+
+
+def test_the_feed_s_verdicts_name_the_counter(served: tuple[Floor, str, Table, str]) -> None:
+    floor, base, _, _ = served
+    _indexed(base)
+    from controller.floor.protect import alerts_now
+
+    day = floor.settings.gaming_day(floor.settings.parse_date("2026-12-01"))
+    items = alerts_now(floor, day)
+    players = [i for i in items if i["kind"] == "player"]
+    assert [(i["table_id"], i["player"]) for i in players] == [("P07", PLAYER)]
+    assert players[0]["level"] in ("watch", "alert") and players[0]["round"] == 400
+    assert players[0]["false_alarm_rate"] is not None
