@@ -37,7 +37,7 @@ const Feed = {
         : " · not acknowledged");
       if (d.acknowledged_at) li.className = "acked";
     } else {
-      li.className = d.level;
+      li.className = `v-${d.level}`;
       const who = d.kind === "player" ? `player ${d.player} at ${d.table_id}` : `dealer ${d.dealer}`;
       const link = document.createElement("a");
       link.href = d.kind === "player"
