@@ -80,6 +80,11 @@ COMMANDS: tuple[Command, ...] = (
         "controller.sim.command",
         "house edge of a game by simulation through the engine",
     ),
+    Command(
+        "protect",
+        "controller.protect.cli",
+        "game protection: counters, players who knew the cards, hold, dealers, shuffles",
+    ),
     Command("chips", "drivers.camera.cli", "the chip camera: render test frames, detect wagers"),
     Command(
         "calibrate",

@@ -7,7 +7,7 @@ Passwords are hashed with argon2id (argon2-cffi's defaults); only the hash is st
 log. What each role may see:
 
 - ``pit``: the floor, rounds (watched again too), flags, the shift and day reports;
-- ``surveillance``: all of that, the evidence packages, and the lookup log.
+- ``surveillance``: all of that, the evidence packages, the lookup log and game protection.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ ROLES = ("surveillance", "pit")
 PERMISSIONS: dict[str, frozenset[str]] = {
     "pit": frozenset({"floor", "round", "rounds", "flags", "report"}),
     "surveillance": frozenset(
-        {"floor", "round", "rounds", "flags", "report", "evidence", "lookups"}
+        {"floor", "round", "rounds", "flags", "report", "evidence", "lookups", "protect"}
     ),
 }
 MIN_PASSWORD = 10

@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -31,7 +32,14 @@ from urllib.parse import parse_qs, urlencode
 import structlog
 import uvicorn
 from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.background import BackgroundTask
@@ -39,6 +47,7 @@ from starlette.background import BackgroundTask
 from controller.floor import queries, users
 from controller.floor.audit import Who, log_lookup, lookups
 from controller.floor.indexer import Indexer
+from controller.floor.protect import flags_since
 from controller.floor.schema import Floor
 from controller.floor.settings import InputError, NotFound, Window
 
@@ -54,6 +63,8 @@ templates = Environment(
     loader=PackageLoader("controller.floor", "templates"),
     autoescape=select_autoescape(["html"]),
 )
+templates.filters["dash"] = lambda v: "–" if v is None else v
+templates.filters["pct"] = lambda v: "–" if v is None else f"{v * 100:+.2f}%"
 
 
 @dataclass
@@ -372,6 +383,167 @@ def create_app(floor: Floor, guard: Guard | None = None) -> FastAPI:
             background=BackgroundTask(shutil.rmtree, tmp, True),
         )
 
+    # ----- game protection ---------------------------------------------------------------------
+
+    def protect_window(request: Request) -> Window:
+        q = request.query_params
+        if not (q.get("date") or q.get("from")):
+            return settings.gaming_day(settings.shift_of(datetime.now(UTC))[0])
+        return window_of(request)
+
+    def protect_query(request: Request) -> str:
+        q = request.query_params
+        return urlencode({k: q[k] for k in ("date", "from", "to") if q.get(k)})
+
+    @app.get("/protect")
+    @guarded("protect")
+    def protect_page(request: Request, user: users.User) -> Response:
+        from controller.floor.protect import protect_view
+
+        q = request.query_params
+        doc = None
+        if q.get("date") or q.get("from"):
+            doc = protect_view(
+                floor, who_of(request, user), window_of(request), q.get("table") or None
+            )
+        return _page(
+            "protect.html",
+            **base(user, doc=doc, q=dict(q), tables=_tables(floor), query=protect_query(request)),
+        )
+
+    @app.get("/api/protect")
+    @guarded("protect")
+    def protect_api(request: Request, user: users.User) -> Response:
+        from controller.floor.protect import protect_view
+
+        doc = protect_view(
+            floor,
+            who_of(request, user),
+            protect_window(request),
+            request.query_params.get("table") or None,
+        )
+        return JSONResponse(json.loads(json.dumps(doc, default=str)))
+
+    @app.get("/protect/player")
+    @guarded("protect")
+    def protect_player(request: Request, user: users.User) -> Response:
+        from controller.floor.charts import lines, scatter
+        from controller.floor.protect import player_view
+
+        q = request.query_params
+        doc = player_view(
+            floor,
+            who_of(request, user),
+            q.get("table") or "",
+            q.get("player") or "",
+            protect_window(request),
+        )
+        charts = [
+            {
+                "bets": scatter(
+                    [(p["true_count"], float(p["bet"])) for p in s["points"]["bets"]],
+                    "true count",
+                    "bet",
+                ),
+                "curve": lines(
+                    [
+                        [c["result"] for c in s["points"]["curve"]],
+                        [c["expected"] for c in s["points"]["curve"]],
+                    ],
+                    "round of the session",
+                    "result",
+                ),
+            }
+            for s in doc["sessions"]
+        ]
+        return _page(
+            "protect_player.html",
+            **base(user, doc=doc, charts=charts, query=protect_query(request)),
+        )
+
+    @app.get("/protect/dealer")
+    @guarded("protect")
+    def protect_dealer(request: Request, user: users.User) -> Response:
+        from controller.floor.protect import protect_view
+
+        dealer = request.query_params.get("dealer") or ""
+        window = protect_window(request)
+        doc = protect_view(floor, who_of(request, user), window)
+        found = [d for d in doc["dealers"] if d["dealer"] == dealer]
+        if not found:
+            raise NotFound(f"dealer {dealer!r} dealt no round in {window.label}")
+        return _page("protect_dealer.html", **base(user, d=found[0], window=window))
+
+    @app.get("/protect/evidence")
+    @guarded("protect")
+    def protect_evidence(request: Request, user: users.User) -> Response:
+        from controller.floor.protect_evidence import write_session_evidence
+
+        q = request.query_params
+        table = q.get("table") or ""
+        player = q.get("player") or ""
+        index = _int(q.get("session") or "1") or 1
+        tmp = Path(tempfile.mkdtemp(prefix="floor-protect-"))
+        out = tmp / "evidence"
+        try:
+            write_session_evidence(
+                floor, who_of(request, user), table, player, protect_window(request), index, out
+            )
+        except Exception:
+            shutil.rmtree(tmp, True)
+            raise
+        archive = shutil.make_archive(str(tmp / f"evidence-{table}-{player}"), "zip", out)
+        return FileResponse(
+            archive,
+            media_type="application/zip",
+            filename=Path(archive).name,
+            background=BackgroundTask(shutil.rmtree, tmp, True),
+        )
+
+    watcher = AlertWatcher(floor)
+
+    @app.get("/api/protect/feed")
+    @guarded("flags")
+    def protect_feed(request: Request, user: users.User) -> Response:
+        """Server-sent events: each flag as the tables raise it (and again when acknowledged)
+        and, for those who may see game protection, each player or dealer reaching watch or
+        alert. The server reads the read model every second; the page never polls."""
+        token = request.cookies.get(COOKIE)
+        alerts = user.may("protect")
+        if alerts:
+            watcher.start()
+
+        async def events() -> Any:
+            now = datetime.now(UTC)
+            since = now - timedelta(hours=1)
+            acked = now
+            version = -1
+            yield "retry: 3000\n\n"
+            while True:
+                if await request.is_disconnected() or guard.session(token) is None:
+                    return
+                rows = await asyncio.to_thread(flags_since, floor, since, acked)
+                for row in rows:
+                    at = datetime.fromisoformat(row["at_utc"])
+                    since = max(since, at)
+                    if row["acknowledged_at_utc"]:
+                        acked = max(acked, datetime.fromisoformat(row["acknowledged_at_utc"]))
+                    yield f"event: flag\ndata: {json.dumps(row, default=str)}\n\n"
+                if alerts and watcher.version != version:
+                    version = watcher.version
+                    for item in watcher.items:
+                        yield f"event: alert\ndata: {json.dumps(item, default=str)}\n\n"
+                yield ": keep-alive\n\n"
+                await asyncio.sleep(1.0)
+
+        return StreamingResponse(
+            events(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    app.state.alert_watcher = watcher
+
     @app.get("/lookups")
     @guarded("lookups")
     def lookups_page(request: Request, user: users.User) -> Response:
@@ -398,6 +570,52 @@ def _int(text: str | None) -> int | None:
 def _tables(floor: Floor) -> list[str]:
     with floor.engine.connect() as conn:
         return [str(r[0]) for r in conn.exec_driver_sql("SELECT table_id FROM tables ORDER BY 1")]
+
+
+class AlertWatcher:
+    """Game protection over the current gaming day, every ``every`` seconds while a feed is
+    open: the players and dealers at watch or alert, for the live feed (one analysis for all
+    the feeds)."""
+
+    def __init__(self, floor: Floor, every: float = 30.0) -> None:
+        self.floor = floor
+        self.every = every
+        self.items: list[dict[str, Any]] = []
+        self.version = 0
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="floor-protect", daemon=True)
+                self._thread.start()
+
+    def run_once(self) -> None:
+        from controller.floor.protect import alerts_now
+
+        settings = self.floor.settings
+        day, _ = settings.shift_of(datetime.now(UTC))
+        items = alerts_now(self.floor, settings.gaming_day(day))
+        for item in items:
+            item["date"] = day.isoformat()
+        if items != self.items:
+            self.items = items
+            self.version += 1
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.run_once()
+            except Exception as exc:
+                log.error("game protection pass failed", error=str(exc))
+            self._stop.wait(self.every)
 
 
 class IndexThread:
@@ -432,8 +650,10 @@ class FloorServer:
     def __init__(self, floor: Floor, host: str, port: int, *, poll: float = 1.0) -> None:
         self.floor = floor
         self.indexer = IndexThread(floor, poll)
+        app = create_app(floor)
+        self.watcher: AlertWatcher = app.state.alert_watcher
         config = uvicorn.Config(
-            create_app(floor),
+            app,
             host=host,
             port=port,
             log_config=None,
@@ -467,6 +687,7 @@ class FloorServer:
         self.server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout=10)
+        self.watcher.stop()
         self.indexer.stop()
 
     @contextlib.contextmanager

@@ -112,6 +112,11 @@ class RoundPlayer:
         self._rescued: set[int] = set()  # the hands (by index) this round's player rescued
         self._insured = 0
 
+    @property
+    def shuffle_due(self) -> bool:
+        """The next round starts with a freshly shuffled shoe."""
+        return self._shuffle_due
+
     # --- events ---------------------------------------------------------------------------
 
     def _apply(self, ev: Event) -> None:

@@ -61,6 +61,10 @@ class SimShoe:
     def empty(self) -> bool:
         return self.position >= len(self._cards)
 
+    def dealt_cards(self) -> list[str]:
+        """The cards dealt from this shoe since it was loaded, in order (what a counter saw)."""
+        return self._cards[: self.position]
+
     def draw(self) -> str:
         card = self._cards[self.position]
         self.position += 1
