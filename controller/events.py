@@ -356,7 +356,7 @@ _SPECS: dict[str, _Spec] = {
     # The table's day and the dealer's screen; see the README's "Events beyond the vocabulary".
     "open_table": _Spec((), ("by",)),
     "opening_step": _Spec(("step",)),
-    "close_table": _Spec(),
+    "close_table": _Spec((), ("by",)),
     "dealer": _Spec(("dealer",)),
     "manual_mode": _Spec(("device", "on"), ("reason",)),
     "acknowledge": _Spec(("flag_event", "rule")),

@@ -31,8 +31,12 @@ def unexposed(t: Table, card: str) -> None:
     t.flag("16.2", f"{card} drawn in error, face not exposed: used as the next card")
 
 
-def damaged(t: Table, rnd: Round, card: str) -> None:
-    """16.8: a damaged card is dealt, and replaced at the end of the round."""
+def damaged(t: Table, rnd: Round | None, card: str) -> None:
+    """16.8: a damaged card is replaced at the end of the round (one found face up in the shoe,
+    16.1, is flagged too, though it is not dealt; between rounds it is replaced at once)."""
+    if rnd is None or rnd.phase is SETTLED or rnd.phase is VOID:
+        t.flag("16.8", f"{card} is damaged: replace it before the next round")
+        return
     t.flag("16.8", f"{card} is damaged: replace it at the end of the round")
     rnd.damaged.append(card)
 

@@ -171,7 +171,21 @@ class Table:
         return rnd.boxes[box].hands[hand]
 
     def result(self) -> dict[str, Any]:
-        """The whole replay document: every round kept, the one in progress included."""
+        """The whole replay document: every round kept, the one in progress included.
+
+        The record ends here: a shoe whose cards are being read out is reconciled as it would
+        be at the next ``shuffle`` or ``close_table`` (SCENARIO.md), on a copy of the table, so
+        the table itself goes on reading the shoe out."""
+        shoe = self.shoe
+        if shoe is not None and shoe.ended:
+            closing = Table.restore(self.setup, self.snapshot())
+            ended = closing.shoe
+            assert ended is not None
+            inspection.finish_shoe(closing, ended)
+            return closing._document()
+        return self._document()
+
+    def _document(self) -> dict[str, Any]:
         rounds = [r.to_dict() for r in self.rounds]
         rnd = self.current_round
         if rnd is not None and rnd.phase is not SETTLED and rnd.phase is not VOID:
