@@ -87,8 +87,8 @@ test-native: $(STAMP)
 		-c $(CURDIR)/pyproject.toml $(addprefix $(CURDIR)/,$(NATIVE_TESTS))
 
 lint: $(STAMP)
-	$(BIN)/ruff check controller drivers tests hil_tests benchmarks tools
-	$(BIN)/ruff format --check controller drivers tests hil_tests benchmarks tools
+	$(BIN)/ruff check controller drivers tests hil_tests benchmarks tools setup.py
+	$(BIN)/ruff format --check controller drivers tests hil_tests benchmarks tools setup.py
 	$(BIN)/mypy
 
 bench: $(STAMP)

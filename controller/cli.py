@@ -92,12 +92,46 @@ COMMANDS: tuple[Command, ...] = (
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(c.module for c in COMMANDS))
 
 
+def version_line() -> str:
+    """``floorctl 0.1.0 (engine: compiled (mypyc))``: the installed version and which engine
+    this process runs."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from controller.engine import native
+
+    try:
+        number = version("floorctl")
+    except PackageNotFoundError:
+        number = "(not installed)"
+    return f"floorctl {number} (engine: {native.describe()})"
+
+
+class _Version(argparse.Action):
+    """--version, worked out only when asked (it imports the engine)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        print(version_line())
+        parser.exit()
+
+
 def _top_parser() -> tuple[
     argparse.ArgumentParser, argparse._SubParsersAction[argparse.ArgumentParser]
 ]:
     parser = argparse.ArgumentParser(
         prog="floorctl",
         description="Live-table controller for NZ Pontoon and Blackjack.",
+    )
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs=0,
+        help="print floorctl's version and which engine runs (compiled or pure Python), and exit",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
