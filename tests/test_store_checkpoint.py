@@ -351,10 +351,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 @pytest.mark.parametrize("n", [1_000, 10_000])
 def test_a_restart_reads_only_the_events_after_its_checkpoint(tmp_path: Path, n: int) -> None:
     """The benchmark's stores, small: the recorder replays only the events after the newest
-    checkpoint, and the screen re-reads a bounded window, whatever the log's length."""
+    checkpoint, and the screen reads nothing but its list of recent events: the table it shows
+    is the checkpoint's, whatever the log's length."""
     from bench_store import build_store
 
-    from controller.service.core import SCREEN_LOOKBACK, TableService
+    from controller.service.core import RECENT, TableService
 
     url = f"sqlite:///{tmp_path / 'big.db'}"
     build_store(url, n)
@@ -370,7 +371,7 @@ def test_a_restart_reads_only_the_events_after_its_checkpoint(tmp_path: Path, n:
         assert len(rec.table.rounds) <= checkpoint.KEEP_ROUNDS
         counter.read = 0
         TableService(rec)
-        assert counter.read <= SCREEN_LOOKBACK
+        assert counter.read <= RECENT
         rec.close()
 
 

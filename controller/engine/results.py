@@ -34,7 +34,8 @@ def money(d: Decimal) -> str:
 class Flag:
     """An irregularity or a refused event, naming the rule (``"16.4"``, ``"12.3"``, ``"shoe"``).
 
-    ``round`` is the round it belongs to (0: before the first), ``seq`` the event that raised it.
+    ``round`` is the round it belongs to (0: before the first), ``seq`` the event that raised it
+    and ``kind`` that event's type (what the dealer's banner for it says depends on it).
     """
 
     rule: str
@@ -42,15 +43,23 @@ class Flag:
     box: int | None
     round: int
     seq: int
+    kind: str
 
     def __init__(
-        self, rule: str, message: str, box: int | None = None, round: int = 0, seq: int = 0
+        self,
+        rule: str,
+        message: str,
+        box: int | None = None,
+        round: int = 0,
+        seq: int = 0,
+        kind: str = "",
     ) -> None:
         self.rule = rule
         self.message = message
         self.box = box
         self.round = round
         self.seq = seq
+        self.kind = kind
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"rule": self.rule}
@@ -59,6 +68,15 @@ class Flag:
         out["message"] = self.message
         out["event"] = self.seq
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why an event may not happen now (:meth:`Table.check`): the rule a flag for it names,
+    and the reason."""
+
+    rule: str
+    reason: str
 
 
 @dataclass(init=False, unsafe_hash=True, slots=True)

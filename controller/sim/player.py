@@ -221,8 +221,7 @@ class RoundPlayer:
         """Answer the decisions open for the box; False when none needs an answer now."""
         table = self.table
         actions = {d.kind for d in decisions}
-        rnd = table.current_round
-        up = rnd.dealer[0] if rnd is not None and rnd.dealer else None
+        up = table.dealer_up()
         if INSURANCE in actions and ("insurance", 0, 0) not in considered:
             considered.add(("insurance", 0, 0))
             if self.strategy.insurance:

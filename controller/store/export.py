@@ -198,20 +198,10 @@ def timelines(records: list[ChainRecord]) -> Iterator[tuple[int, str]]:
     setup = fold.setup
     lines: dict[int, list[str]] = {}
     for record in records[1:]:
-        before = fold.table.current_round
+        before = fold.table.in_play()
         event = record.event()
         _ev, applied, _derived = fold.apply(record.seq, event)
-        after = fold.table.current_round
-        if applied.settled is not None:
-            number = applied.settled.round
-        elif after is not None:
-            number = after.number
-        elif before is not None:
-            number = before.number
-        elif applied.flags and applied.flags[0].round > 0:
-            number = applied.flags[0].round
-        else:
-            number = fold.round_of_next()
+        number = fold.round_of(before, applied)
         text = f"{record.seq:>6}  {record.recorded_at:<27}  {_describe_event(event)}"
         if record.corrects is not None:
             text += f"  (corrects event {record.corrects})"
@@ -230,7 +220,7 @@ def timelines(records: list[ChainRecord]) -> Iterator[tuple[int, str]]:
 
 
 def _finish(lines: list[str], fold: Fold, number: int) -> str:
-    result = next((r for r in fold.table.rounds if r.round == number), None)
+    result = fold.table.round_result(number)
     out = list(lines)
     out.append("")
     if result is None:
