@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.events import jsonl_lines
+from controller.roundtext import round_lines
 from controller.store.canonical import ChainRecord
 from controller.store.chain import Problem
 from controller.store.db import StoreError
@@ -227,21 +228,8 @@ def _finish(lines: list[str], fold: Fold, number: int) -> str:
         out.append("status: in progress when the log ends")
         return "\n".join(out) + "\n"
     doc = result.to_dict()
-    dealer = doc["dealer"]
     out.append(f"status: {doc['status']}")
-    out.append(f"dealer: {' '.join(dealer['cards']) or '-'} ({dealer['total']})")
-    for h in doc["hands"]:
-        out.append(
-            f"box {h['box']} hand {h['hand']}: {' '.join(h['cards'])} ({h['total']}) "
-            f"{h['outcome'] or '-'}{'  doubled' if h['doubled'] else ''}"
-        )
-    if doc["settlements"]:
-        out.append("settlements:")
-        for s in doc["settlements"]:
-            out.append(
-                f"  {s['player']} box {s['box']} hand {s['hand']} {s['kind']}: staked "
-                f"{s['staked']} returned {s['returned']} net {s['net']}"
-            )
+    out.extend(round_lines({**doc, "flags": []}))  # the flags stand at their events above
     return "\n".join(out) + "\n"
 
 
