@@ -69,7 +69,7 @@ NATIVE_TESTS := tests/test_native_build.py tests/test_pontoon_rules.py \
 	tests/test_due.py tests/test_examples.py tests/test_properties.py tests/test_snapshot.py \
 	tests/test_dealer_bot.py tests/test_simulate_run.py tests/test_simulate_strategy.py \
 	tests/test_replay_cli.py tests/test_opening.py tests/test_scenarios.py \
-	tests/test_reconciliation_property.py
+	tests/test_reconciliation_property.py tests/test_check_property.py
 
 native: $(STAMP)
 	$(BIN)/python tools/build_native.py
