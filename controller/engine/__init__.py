@@ -46,6 +46,7 @@ from controller.engine.results import (  # noqa: E402
     Refusal,
     RoundResult,
     Settlement,
+    SettlementKind,
     money,
 )
 from controller.engine.snapshot import SnapshotError  # noqa: E402
@@ -68,6 +69,7 @@ __all__ = [
     "Role",
     "RoundResult",
     "Settlement",
+    "SettlementKind",
     "SnapshotError",
     "Table",
     "TableView",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from enum import StrEnum
 from functools import cache
 from typing import Any, Final
 
@@ -79,6 +80,22 @@ class Refusal:
     reason: str
 
 
+class SettlementKind(StrEnum):
+    """What a settlement row pays: the main wager with any double, insurance, the Super Bonus
+    (11.2), the $50 bonus (11.3). A ``StrEnum``: it prints and serialises as its value."""
+
+    HAND = "hand"
+    INSURANCE = "insurance"
+    SUPER_BONUS = "super_bonus"
+    BONUS_50 = "bonus_50"
+
+
+HAND: Final[SettlementKind] = SettlementKind.HAND
+INSURANCE: Final[SettlementKind] = SettlementKind.INSURANCE
+SUPER_BONUS: Final[SettlementKind] = SettlementKind.SUPER_BONUS
+BONUS_50: Final[SettlementKind] = SettlementKind.BONUS_50
+
+
 @dataclass(init=False, unsafe_hash=True, slots=True)
 class Settlement:
     """One player's money on one box, hand and kind (``hand``, ``insurance``, ``super_bonus``,
@@ -87,12 +104,18 @@ class Settlement:
     player: str
     box: int
     hand: int
-    kind: str
+    kind: SettlementKind
     staked: Decimal
     returned: Decimal
 
     def __init__(
-        self, player: str, box: int, hand: int, kind: str, staked: Decimal, returned: Decimal
+        self,
+        player: str,
+        box: int,
+        hand: int,
+        kind: SettlementKind,
+        staked: Decimal,
+        returned: Decimal,
     ) -> None:
         self.player = player
         self.box = box
@@ -110,7 +133,7 @@ class Settlement:
             "player": self.player,
             "box": self.box,
             "hand": self.hand,
-            "kind": self.kind,
+            "kind": str(self.kind),
             "staked": money(self.staked),
             "returned": money(self.returned),
             "net": money(self.net),

@@ -26,7 +26,7 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from controller.cards import is_card
-from controller.engine.results import Flag, RoundResult, Settlement
+from controller.engine.results import Flag, RoundResult, Settlement, SettlementKind
 from controller.engine.state import (
     Box,
     Day,
@@ -197,7 +197,8 @@ def _result(r: RoundResult) -> dict[str, Any]:
         "dealer_total": r.dealer_total,
         "hands": [dict(h) for h in r.hands],
         "settlements": [
-            [s.player, s.box, s.hand, s.kind, dec(s.staked), dec(s.returned)] for s in r.settlements
+            [s.player, s.box, s.hand, str(s.kind), dec(s.staked), dec(s.returned)]
+            for s in r.settlements
         ],
         "flags": [_flag(f) for f in r.flags],
         "dealers": list(r.dealers),
@@ -516,12 +517,14 @@ def _read_result(at: _At) -> RoundResult:
     settlements = []
     for row in at.key("settlements").items():
         player, box, hand, kind, staked, returned = row.items(6)
+        if kind.value not in _SETTLEMENT_KINDS:
+            raise kind.fail(f"{_show(kind.value)} is not a kind of settlement")
         settlements.append(
             Settlement(
                 player.text(),
                 box.count(1),
                 hand.count(),
-                kind.text(),
+                SettlementKind(kind.text()),
                 staked.money(),
                 returned.money(),
             )
@@ -585,6 +588,7 @@ def _read_shoe_record(at: _At) -> ShoeRecord:
 
 
 _DAY_STATES = tuple(str(s) for s in DayState)
+_SETTLEMENT_KINDS = tuple(str(k) for k in SettlementKind)
 _DEVICES = tuple(str(d) for d in Device)
 
 
