@@ -70,6 +70,7 @@ class BuildEngine(build_ext):
         if self.editable_mode or self.inplace:
             self.pure_reason = "an editable install (make native compiles a checkout)"
         self.compiled_modules: list[str] = []
+        self.compiled_digests: dict[str, str] = {}
         if not self.pure_reason:
             try:
                 self._mypycify()
@@ -84,6 +85,7 @@ class BuildEngine(build_ext):
         native = _native()
         os.chdir(HERE)
         self.compiled_modules = list(native.modules(HERE))
+        self.compiled_digests = native.source_digests(HERE)  # the sources mypyc reads now
         build_temp = self.build_temp or str(HERE / "build" / "mypyc")
         self.distribution.ext_modules = mypycify(
             self.compiled_modules,
@@ -103,8 +105,15 @@ class BuildEngine(build_ext):
                 path.unlink()
             return
         native = _native()
-        manifest = Path(self.build_lib) / native.MANIFEST_NAME
-        manifest.write_text(native.manifest_text(HERE), encoding="utf-8")
+        lib = Path(self.build_lib)
+        # The manifest names the sources the package installs; they must be the ones compiled
+        # (a source edited while the build ran would make the two disagree).
+        if native.source_digests(lib) != self.compiled_digests:
+            _say("the engine stays pure Python: its sources changed while it was compiled")
+            for path in lib.joinpath("controller").rglob("*.so"):
+                path.unlink()
+            return
+        (lib / native.MANIFEST_NAME).write_text(native.manifest_text(lib), encoding="utf-8")
         _say(f"compiled {len(self.compiled_modules)} engine modules with mypyc")
 
 
