@@ -197,6 +197,12 @@ class TableService:
         return self._view.dealer
 
     @property
+    def last_round(self) -> dict[str, Any] | None:
+        """The last round ended, as the replay document gives it (None before the first)."""
+        last = self._view.last_round
+        return last.to_dict() if last is not None else None
+
+    @property
     def manual(self) -> dict[str, dict[str, Any]]:
         """The devices in manual mode, as the screen lists them."""
         return {
@@ -665,7 +671,7 @@ class TableService:
         due = dict(view.due)
         opened = view.open
         rnd = view.round
-        last = view.last_round.to_dict() if view.last_round is not None else None
+        last = self.last_round
         rules = self.setup.rules
         words = rules.words
         flags = []
