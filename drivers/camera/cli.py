@@ -65,6 +65,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     add_scene_parser(sub)
 
+    # the counting camera's side-view renderer (drivers/camera/sideview) adds `chips render-side`
+    from drivers.camera.sideview.cli import add_parser as add_side_parser
+
+    add_side_parser(sub)
+
     cal = subparsers.add_parser(
         "calibrate",
         help="check the camera over the layout (or, with --learn, learn the table's chips); "
