@@ -2,6 +2,7 @@
 decoders the event layer could move to (msgspec, pydantic), measured on the same events.
 
     .venv/bin/python benchmarks/bench_parse.py [--rounds 600] [--trials 5]
+    VENV/bin/python benchmarks/bench_parse.py --installed    # a venv made by pip install .
 
 The events are a generated table's day (controller.floor.generate, as the floor's benchmark
 makes them: the opening, every shoe with its cutting card, irregularities, 2% of events),
@@ -32,7 +33,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# --installed: the floorctl installed in this Python (pip install .); else the checkout's.
+if "--installed" not in sys.argv:
+    sys.path.insert(0, str(ROOT))
 
 from controller.engine import Table, native  # noqa: E402
 from controller.events import parse_event, parse_setup  # noqa: E402
@@ -327,6 +330,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--rounds", type=int, default=600, help="rounds in the generated day")
     ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument(
+        "--installed", action="store_true", help="measure the floorctl installed in this Python"
+    )
     args = ap.parse_args()
     line, raw = day_of_events(args.rounds)
     setup = parse_setup(line, 1)
