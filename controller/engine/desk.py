@@ -31,8 +31,9 @@ MAX_PENDING: Final = 200  # flags waiting to be seen (the oldest stop waiting fi
 MAX_RESOLVED: Final = 800  # how each of the last flags was resolved
 MAX_MISREADS: Final = 20  # misreads awaiting correction (the oldest are dropped, still stored)
 RESCUE_ROUNDS: Final = 2  # the rounds whose rescues are kept (the one in play and the last)
-# The events the desk reads even when they raise no flag.
-NOTED: Final = frozenset({"misread", "card", "wager_seen", "rescue"})
+# The events the desk reads even when they raise no flag and carry no passthrough field (a card
+# corrects a misread only with ``correction_of``, so a bare card is not read here).
+NOTED: Final = frozenset({"misread", "wager_seen", "rescue"})
 SHOE_RULE: Final = "shoe"
 
 

@@ -156,8 +156,8 @@ class Table:
         else:
             HANDLERS[kind](self, ev)
         flags = self._flags
-        if flags is not None or kind in desk.NOTED:
-            desk.note(self, ev, flags)
+        if flags is not None or kind in desk.NOTED or ev.extra:
+            desk.note(self, ev, flags)  # (a card corrects a misread only with correction_of)
         return self._what_it_did()
 
     def check(self, ev: Event) -> Refusal | None:
