@@ -70,7 +70,7 @@ NATIVE_TESTS := tests/test_native_build.py tests/test_pontoon_rules.py \
 	tests/test_due.py tests/test_examples.py tests/test_properties.py tests/test_snapshot.py \
 	tests/test_dealer_bot.py tests/test_simulate_run.py tests/test_simulate_strategy.py \
 	tests/test_replay_cli.py tests/test_opening.py tests/test_scenarios.py \
-	tests/test_reconciliation_property.py
+	tests/test_reconciliation_property.py tests/test_check_property.py
 
 native: $(STAMP)
 	$(BIN)/python tools/build_native.py
@@ -88,8 +88,8 @@ test-native: $(STAMP)
 		-c $(CURDIR)/pyproject.toml $(addprefix $(CURDIR)/,$(NATIVE_TESTS))
 
 lint: $(STAMP)
-	$(BIN)/ruff check controller drivers tests hil_tests benchmarks tools
-	$(BIN)/ruff format --check controller drivers tests hil_tests benchmarks tools
+	$(BIN)/ruff check controller drivers tests hil_tests benchmarks tools setup.py
+	$(BIN)/ruff format --check controller drivers tests hil_tests benchmarks tools setup.py
 	$(BIN)/mypy
 
 # Every benchmark in turn (or those named: make bench BENCHES="benchmarks/bench_shoe_latency.py"),

@@ -3,14 +3,17 @@
 The edges are those docs/developer/game-math.md quotes.
 
     .venv/bin/python benchmarks/bench_simulate.py                  # speed, one core, vs py21
+    VENV/bin/python benchmarks/bench_simulate.py --installed       # a venv made by pip install .
     .venv/bin/python benchmarks/bench_simulate.py --edges          # + the documented edges again
     .venv/bin/python benchmarks/bench_simulate.py --check          # + the published 0.43% check
 
 Figures printed:
 1. rounds per CPU second (``time.process_time``) on one core, through the engine exactly as
-   `floorctl simulate --jobs 1` plays it, for the pure-Python engine and for the compiled
-   engine (the optional mypyc build of `make native`, built here into a copy of the tree and
-   measured in a child process), Blackjack (generic rules) and Pontoon; and py21 at its own
+   `floorctl simulate --jobs 1` plays it: the engine this Python runs (``--installed``: the
+   one `pip install .` put in this venv, compiled wherever a C compiler is present; else the
+   checkout's sources) in this process, and the other engine beside it in a child process
+   (the checkout's sources as pure Python, or compiled with mypyc into a copy of the tree),
+   Blackjack (generic rules) and Pontoon; and py21 at its own
    basic strategy under the same rules (6 decks, dealer stands on soft 17, double after split,
    no surrender, blackjack 3:2, 75% penetration), measured in the same run. Trials alternate
    between the three and the median of each is kept; the ratios over py21 are printed (aim:
@@ -40,7 +43,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# --installed: measure the floorctl installed in this Python (a venv made as the README says,
+# `pip install .`); otherwise the checkout's sources.
+INSTALLED = "--installed" in sys.argv
+if not INSTALLED:
+    sys.path.insert(0, str(ROOT))
 
 from controller.engine import native  # noqa: E402
 from controller.sim.runner import SimConfig, default_jobs, run  # noqa: E402
@@ -81,15 +88,19 @@ def floorctl_rate(game: str, rounds: int, seed: str) -> dict[str, Any]:
     return {"rate": rounds / cpu, "edge": tally.house_edge(), "se": tally.standard_error()}
 
 
-def build_native_copy() -> Path | None:
-    """The tree's engine compiled (mypyc) into a temporary copy; None if it cannot be built."""
-    work = Path(tempfile.mkdtemp(prefix="floorctl-bench-native-"))
+def engine_copy(compiled: bool) -> Path | None:
+    """The checkout's engine copied out, compiled (mypyc, as setup.py builds it) or left as pure
+    Python sources; None if the compiled one cannot be built."""
+    work = Path(tempfile.mkdtemp(prefix="floorctl-bench-engine-"))
     for part in ("controller", "config", "tools"):
         shutil.copytree(
             ROOT / part,
             work / part,
+            symlinks=True,
             ignore=shutil.ignore_patterns("__pycache__", "*.so", "_native.json"),
         )
+    if not compiled:
+        return work
     proc = subprocess.run(
         [sys.executable, str(work / "tools" / "build_native.py")],
         capture_output=True,
@@ -103,21 +114,23 @@ def build_native_copy() -> Path | None:
     return work
 
 
-def native_rate(copy: Path, game: str, rounds: int, seed: str) -> dict[str, Any]:
-    """floorctl_rate() in a child process running the compiled copy."""
+def copy_rate(copy: Path, compiled: bool, game: str, rounds: int, seed: str) -> dict[str, Any]:
+    """floorctl_rate() in a child process running the engine copied to ``copy``."""
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); "
-        "from controller.engine import native; assert native.compiled(), 'not compiled'; "
+        "from controller.engine import native; "
+        "assert native.compiled() is (sys.argv[6] == '1'), 'not the engine asked for'; "
         "sys.path.insert(1, sys.argv[2]); import bench_simulate as b; "
         "print(json.dumps(b.floorctl_rate(sys.argv[3], int(sys.argv[4]), sys.argv[5])))"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code, str(copy), str(ROOT / "benchmarks"), game, str(rounds), seed],
+        [sys.executable, "-c", code, str(copy), str(ROOT / "benchmarks"), game, str(rounds), seed,
+         "1" if compiled else "0"],
         capture_output=True,
         text=True,
         check=True,
         cwd=copy,
-    )
+    )  # fmt: skip
     return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
@@ -230,39 +243,46 @@ def run_py21(rounds: int, seed: int, use_table: bool, fix: bool = False) -> dict
 
 
 def speed(args: argparse.Namespace) -> None:
+    here = "compiled" if native.compiled() else "pure"
+    other = "pure" if here == "compiled" else "compiled"
+    where = "installed in this Python" if INSTALLED else "the checkout's sources"
     print(
         f"\n1. rounds per CPU second, one core ({args.rounds:,} rounds a trial, "
-        f"{args.trials} trials alternating, median)"
+        f"{args.trials} trials alternating, median); this process runs the engine {where}: "
+        f"{native.describe()}"
     )
     have_py21 = py21_available()
-    copy = None if args.pure_only else build_native_copy()
+    copy = None if args.pure_only and here == "pure" else engine_copy(other == "compiled")
     rates: dict[str, list[float]] = {}
     for trial in range(args.trials):
         seed = f"bench-{trial}"
         if have_py21:
             rates.setdefault("py21", []).append(run_py21(args.rounds, trial, False)["rate"])
         for game in GAMES:
-            pure = floorctl_rate(game, args.rounds, seed)["rate"]
-            rates.setdefault(f"pure {game}", []).append(pure)
+            rates.setdefault(f"{here} {game}", []).append(
+                floorctl_rate(game, args.rounds, seed)["rate"]
+            )
             if copy is not None:
-                fast = native_rate(copy, game, args.rounds, seed)["rate"]
-                rates.setdefault(f"native {game}", []).append(fast)
+                rate = copy_rate(copy, other == "compiled", game, args.rounds, seed)["rate"]
+                rates.setdefault(f"{other} {game}", []).append(rate)
     if copy is not None:
         shutil.rmtree(copy, ignore_errors=True)
     median = {k: statistics.median(v) for k, v in rates.items()}
     py21 = median.get("py21")
     if py21 is not None:
         print(f"  {'py21 1.6.0, its own basic strategy, blackjack':<52} {py21:>9,.0f}")
-    for engine, label in (("pure", "pure-Python engine"), ("native", "compiled engine (mypyc)")):
+    for engine, label in (("compiled", "compiled engine (mypyc)"), ("pure", "pure-Python engine")):
         for game in GAMES:
             rate = median.get(f"{engine} {game}")
             if rate is None:
                 continue
             ratio = f"  {rate / py21:5.2f} x py21" if py21 else ""
-            print(f"  {'floorctl ' + label + ', ' + game:<52} {rate:>9,.0f}{ratio}")
-    print("  aim: the floorctl blackjack rate at least 1.5 x py21's, same run, same rules")
-    if native.compiled():
-        print("  (this tree itself holds a compiled build: the 'pure' lines ran it too)")
+            mark = "  <- this install" if INSTALLED and engine == here else ""
+            print(f"  {'floorctl ' + label + ', ' + game:<52} {rate:>9,.0f}{ratio}{mark}")
+    print(
+        "  aim: the installed engine at least 1.5 x py21 on blackjack and 1.2 x on Pontoon, "
+        "same run, same rules"
+    )
 
 
 def side_by_side(args: argparse.Namespace) -> None:
@@ -341,7 +361,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--rounds", type=int, default=20_000, help="rounds per speed trial")
     ap.add_argument("--trials", type=int, default=5, help="speed trials (median kept)")
-    ap.add_argument("--pure-only", action="store_true", help="do not build the compiled engine")
+    ap.add_argument(
+        "--pure-only", action="store_true", help="do not build the compiled engine to compare"
+    )
+    ap.add_argument(
+        "--installed",
+        action="store_true",
+        help="measure the floorctl installed in this Python (pip install .), not the checkout",
+    )
     ap.add_argument("--no-speed", action="store_true", help="skip the speed and side-by-side runs")
     ap.add_argument(
         "--compare-rounds", type=int, default=100_000, help="rounds per side-by-side run"

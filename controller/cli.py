@@ -97,8 +97,22 @@ COMMANDS: tuple[Command, ...] = (
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(c.module for c in COMMANDS))
 
 
+def version_line() -> str:
+    """``floorctl 0.1.0 (engine: compiled (mypyc))``: the installed version and which engine
+    this process runs."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from controller.engine import native
+
+    try:
+        number = version("floorctl")
+    except PackageNotFoundError:
+        number = "(not installed)"
+    return f"floorctl {number} (engine: {native.describe()})"
+
+
 class _Version(argparse.Action):
-    """``--version``: the installed distribution's version, read only when asked for."""
+    """--version, worked out only when asked (it imports the engine)."""
 
     def __call__(
         self,
@@ -107,13 +121,8 @@ class _Version(argparse.Action):
         values: object,
         option_string: str | None = None,
     ) -> None:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            print(f"floorctl {version('floorctl')}")
-        except PackageNotFoundError:  # run from a checkout that was never installed
-            print("floorctl (not installed: no version recorded)")
-        parser.exit(0)
+        print(version_line())
+        parser.exit()
 
 
 def _top_parser() -> tuple[
@@ -124,7 +133,10 @@ def _top_parser() -> tuple[
         description="Live-table controller for NZ Pontoon and Blackjack.",
     )
     parser.add_argument(
-        "--version", action=_Version, nargs=0, help="print the installed version and exit"
+        "--version",
+        action=_Version,
+        nargs=0,
+        help="print floorctl's version and which engine runs (compiled or pure Python), and exit",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True

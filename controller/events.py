@@ -62,6 +62,14 @@ class Event:
     rule: str | None = None
     extra: tuple[tuple[str, Any], ...] = field(default=())
 
+    def meta(self, name: str) -> Any:
+        """A field the rules do not read (``actor``, ``source``, ``correction_of``, ``note``,
+        ``time``), or None."""
+        for key, value in self.extra:
+            if key == name:
+                return value
+        return None
+
     def to_dict(self) -> dict[str, Any]:
         """The canonical JSON-able form: only the fields given, amounts as decimal strings."""
         out: dict[str, Any] = {"type": self.type}
@@ -356,7 +364,7 @@ _SPECS: dict[str, _Spec] = {
     # The table's day and the dealer's screen; see docs/reference/events.md.
     "open_table": _Spec((), ("by",)),
     "opening_step": _Spec(("step",)),
-    "close_table": _Spec(),
+    "close_table": _Spec((), ("by",)),
     "dealer": _Spec(("dealer",)),
     "manual_mode": _Spec(("device", "on"), ("reason",)),
     "acknowledge": _Spec(("flag_event", "rule")),

@@ -21,6 +21,7 @@ from controller.events import (
     parse_scenario,
     parse_setup,
 )
+from controller.roundtext import round_lines
 
 
 def replay_lines(lines: Iterable[str]) -> dict[str, Any]:
@@ -49,33 +50,9 @@ def format_table(doc: dict[str, Any]) -> str:
     """A readable account of each round, for a person at a terminal."""
     out: list[str] = [f"game {doc['game']}  table {doc.get('table_id', '')}".rstrip()]
     for rnd in doc["rounds"]:
-        dealer = rnd["dealer"]
         out.append("")
-        out.append(
-            f"round {rnd['round']}  {rnd['status']}  dealer {' '.join(dealer['cards']) or '-'}"
-            f" ({dealer['total']})"
-        )
-        for h in rnd["hands"]:
-            doubled = "  doubled" if h["doubled"] else ""
-            out.append(
-                f"  box {h['box']} hand {h['hand']}  {' '.join(h['cards']):<24} "
-                f"{h['total']:>2}  {h['outcome'] or '-'}{doubled}"
-            )
-        if rnd["settlements"]:
-            out.append(
-                f"  {'player':<12} {'box':>3} {'hand':>4}  {'kind':<12} "
-                f"{'staked':>10} {'returned':>10} {'net':>10}"
-            )
-            for s in rnd["settlements"]:
-                out.append(
-                    f"  {s['player']:<12} {s['box']:>3} {s['hand']:>4}  {s['kind']:<12} "
-                    f"{s['staked']:>10} {s['returned']:>10} {s['net']:>10}"
-                )
-        if rnd.get("dealers"):
-            out.append(f"  dealers on duty: {', '.join(rnd['dealers'])}")
-        for f in rnd["flags"]:
-            box = f" box {f['box']}" if "box" in f else ""
-            out.append(f"  FLAG {f['rule']}{box}: {f['message']}")
+        out.append(f"round {rnd['round']}  {rnd['status']}")
+        out.extend(round_lines(rnd))
     out.extend(_inspections(doc.get("inspections") or []))
     out.extend(_shoes(doc.get("shoes") or []))
     return "\n".join(out)

@@ -125,4 +125,6 @@ def test_version_is_the_project_s_own(capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit) as exc:
         cli.main(["--version"])
     assert exc.value.code == 0
-    assert capsys.readouterr().out == f"floorctl {expected}\n"
+    out = capsys.readouterr().out
+    assert out.startswith(f"floorctl {expected} (engine: "), out
+    assert out.rstrip().endswith(("compiled (mypyc))", "pure Python)")), out

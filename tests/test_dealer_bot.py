@@ -17,7 +17,7 @@ import pytest
 from engine_dsl import new_table
 
 from controller.cards import deck
-from controller.engine import Flag, Table
+from controller.engine import Flag, Table, TableView
 from controller.events import parse_event
 from controller.replay import replay_dicts
 from controller.service.bot import DealerBot
@@ -30,7 +30,7 @@ class Result:
 
 
 class FakeService:
-    """What the bot needs of the table service: the table, its lock, submit."""
+    """What the bot needs of the table service: the table's view, submit."""
 
     def __init__(self, table: Table) -> None:
         self.table = table
@@ -48,6 +48,10 @@ class FakeService:
 
     def sync_camera_bets(self) -> list[Any]:
         return []
+
+    def view(self) -> TableView:
+        with self._lock:
+            return self.table.view()
 
 
 def play(game: str, seed: int, rounds: int) -> FakeService:

@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import venv
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,6 +82,55 @@ def installed(
     yield bin_dir, work, env
 
 
+def test_the_installed_engine_is_compiled_wherever_a_c_compiler_is_present(
+    installed: tuple[Path, Path, dict[str, str]],
+) -> None:
+    """The README's install builds the mypyc engine (setup.py); --version and simulate say so."""
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler here: the install is the pure-Python engine")
+    bin_dir, work, env = installed
+    floorctl = str(bin_dir / "floorctl")
+    assert "(engine: compiled (mypyc))" in _run([floorctl, "--version"], work, env)
+    out = _run(
+        [floorctl, "simulate", "--game", "blackjack", "--rounds", "200", "--seed", "1", "--quiet"],
+        work,
+        env,
+    )
+    assert "engine: compiled (mypyc)" in out.splitlines()[:6]
+    site = _run([str(bin_dir / "python"), "-c", "import controller; print(controller.__file__)"],
+                work, env)  # fmt: skip
+    engine = Path(site.strip()).parent / "engine"
+    assert list(engine.glob("deal.*.so")) and (engine / "_native.json").is_file()
+
+
+def test_a_build_without_the_compiler_is_the_pure_python_engine(tmp_path: Path) -> None:
+    """FLOORCTL_PURE_PYTHON=1 (as a machine without a C compiler) builds a wheel of sources
+    only: no extension and no manifest, so the engine imports as pure Python."""
+    src = tmp_path / "src"
+    shutil.copytree(
+        ROOT,
+        src,
+        symlinks=True,
+        ignore=shutil.ignore_patterns(
+            ".venv", ".git", "*.egg-info", "build", "__pycache__", ".*_cache", "artifacts", "*.db*"
+        ),
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env["FLOORCTL_PURE_PYTHON"] = "1"
+    dist = tmp_path / "dist"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(dist), str(src)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "the engine stays pure Python: FLOORCTL_PURE_PYTHON is set" in proc.stdout + proc.stderr
+    [wheel] = dist.glob("floorctl-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+    assert "controller/engine/deal.py" in names
+    assert not [n for n in names if n.endswith(".so") or n.endswith("_native.json")]
+
+
 def test_the_package_is_the_installed_one_and_carries_its_config(
     installed: tuple[Path, Path, dict[str, str]],
 ) -> None:
@@ -105,7 +155,7 @@ def test_version_of_the_installed_command(installed: tuple[Path, Path, dict[str,
     bin_dir, work, env = installed
     expected = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     out = _run([str(bin_dir / "floorctl"), "--version"], work, env)
-    assert out == f"floorctl {expected['version']}\n"
+    assert out.startswith(f"floorctl {expected['version']} (engine: "), out
 
 
 def test_run_check_on_the_shipped_example_config(

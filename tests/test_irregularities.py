@@ -525,3 +525,32 @@ def test_5_5_a_change_seen_between_no_more_bets_and_the_first_card() -> None:
         {"type": "wager_seen", "box": 1, "amount": 5},
     )
     assert rules_of(flags) == ["5.5"]
+
+
+def test_16_1_and_16_8_a_card_found_face_up_and_damaged_raises_both() -> None:
+    # RULES.md, when each is raised: "A card that carries two conditions (found face up and
+    # damaged) raises both flags", at that card. Worked by hand: box 1 is dealt 9S 7S (16),
+    # the dealer 5D; after the surrender offer the next card, 8S, is found face up in the shoe
+    # and damaged: 16.1 (not dealt, to the discard rack) and 16.8 (replace it at the end of the
+    # round), in that order. The hand is still 16; 4C, drawn next, is its card (20).
+    table, flags = run(
+        "bet 1 ann 10",
+        "nmb",
+        "card 9S",
+        "card 5D",
+        "card 7S",
+        "offer_surrender 1",
+        "card 8S face_up damaged",
+        "card 4C",
+    )
+    assert rules_of(flags) == ["16.1", "16.8"]
+    assert "8S" in table.discards
+    rnd = table.current_round
+    assert rnd is not None and rnd.boxes[1].hands[0].cards == ["9S", "7S", "4C"]
+    assert any("replace the damaged 8S" in p for p in table.due().prompts)
+
+
+def test_16_1_and_16_8_between_rounds_the_card_is_replaced_before_the_next() -> None:
+    _table, flags = run("card 8S face_up damaged")
+    assert rules_of(flags) == ["16.1", "16.8"]
+    assert "before the next round" in flags[1].message

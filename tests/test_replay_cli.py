@@ -9,6 +9,7 @@ import paths
 import pytest
 
 from controller.cli import main
+from controller.replay import format_table, replay_lines
 
 TABLE = {
     "type": "table",
@@ -104,7 +105,7 @@ def test_readable_table_without_json(tmp_path: Path, capsys: pytest.CaptureFixtu
     examples = paths.EXAMPLES
     assert main(["replay", str(examples / "04-pontoon-irregularities.jsonl")]) == 0
     out = capsys.readouterr().out
-    assert "round 1  settled  dealer 4D 5C KH (19)" in out
+    assert "round 1  settled\ndealer: 4D 5C KH (19)\n" in out
     assert "FLAG 16.4 box 1" in out
     assert "insurance" in out
 
@@ -130,3 +131,60 @@ def test_scenario_ending_mid_round_is_incomplete(
 def test_missing_file_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(tmp_path / "nope.jsonl")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_every_text_of_a_round_numbers_a_boxs_hands_from_1_the_json_from_0(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """One rendering of a round (controller.roundtext): the replay's account, the export's
+    timelines and the floor's text say "box 1 hand 2" for the JSON's hand 1 of box 1."""
+    from controller.floor.text import format_round
+    from controller.roundtext import round_lines
+
+    lines = [
+        json.dumps(o)
+        for o in (
+            {"type": "table", "game": "blackjack", "table_id": "T1", "boxes": 3,
+             "min_bet": 5, "max_bet": 100},
+            {"type": "shuffle", "decks": 6, "cut_card": 250},
+            {"type": "bet", "box": 1, "player": "ann", "amount": 10},
+            {"type": "no_more_bets"},
+            {"type": "card", "card": "8S"}, {"type": "card", "card": "9D"},
+            {"type": "card", "card": "8H"}, {"type": "card", "card": "7C"},
+            {"type": "split", "box": 1},
+            {"type": "card", "card": "TD"}, {"type": "stand", "box": 1},
+            {"type": "card", "card": "KD"}, {"type": "stand", "box": 1},
+            {"type": "card", "card": "5C"},
+        )
+    ]  # fmt: skip
+    doc = replay_lines(lines)
+    [rnd] = doc["rounds"]
+    assert [(h["box"], h["hand"]) for h in rnd["hands"]] == [(1, 0), (1, 1)]
+    assert [s["hand"] for s in rnd["settlements"]] == [0, 1]
+    text = format_table(doc)
+    assert "  box 1 hand 1  8S TD" in text and "  box 1 hand 2  8H KD" in text
+    assert "box 1 hand 0" not in text
+    shared = round_lines(rnd)
+    assert all(line in text.splitlines() for line in shared)
+    assert shared[1].startswith("  box 1 hand 1") and shared[2].startswith("  box 1 hand 2")
+    # The floor's text prints the same lines for the hands (the export's timeline too: see
+    # test_store_export's settlement row).
+    floor_doc = {
+        **rnd,
+        "table": "T1",
+        "game": "blackjack",
+        "started": None,
+        "ended": None,
+        "shoe": 2,
+        "events": {"first": 3, "last": 14},
+        "cards": [],
+        "decisions": [],
+        "wagers": [],
+        "wagered": "20.00",
+        "result": "-20.00",
+        "flags": [],
+        "checks": {"chain": True, "matches_table_record": True, "differences": []},
+    }
+    floor_text = format_round(floor_doc).splitlines()
+    for line in shared[1:3]:
+        assert line in floor_text

@@ -198,7 +198,7 @@ def test_supervisor_actions_are_recorded_naming_the_supervisor(
         json={"event": {"type": "bet", "box": 4, "player": "bob", "amount": "15"}},
         headers=headers,
     )
-    assert r.status_code == 200
+    assert r.status_code == 200, r.text
     assert stored(table)[-1]["source"] == "manual" and stored(table)[-1]["actor"] == "jsmith"
     # After logging out the token is worthless.
     client.post("/api/supervisor/logout", headers=headers)

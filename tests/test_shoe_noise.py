@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_shoe_contract import start_reader
 
+from controller.engine.desk import MAX_MISREADS
 from controller.service.app import open_table
-from controller.service.core import MAX_MISREADS
 from controller.service.demo import PtyPair
 from controller.service.devices import ShoeFeed
 from controller.service.pin import hash_pin

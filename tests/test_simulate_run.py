@@ -181,7 +181,7 @@ def test_money_counts_say_what_each_hands_money_did(pontoon_run: Tally) -> None:
 
 
 def test_money_counts_of_one_round_worked_by_hand() -> None:
-    from controller.engine import RoundResult, Settlement
+    from controller.engine import RoundResult, Settlement, SettlementKind
     from controller.sim.player import PLAYER, RoundPlayer
 
     p = RoundPlayer(config("pontoon-nz-2000"), "x")
@@ -194,9 +194,9 @@ def test_money_counts_of_one_round_worked_by_hand() -> None:
     for h, outcome in zip(hands, ("push", "push", "win"), strict=True):
         h["outcome"] = outcome
     rows = [  # 17 v 17 stands off; the rescued 17 v 17 gets only its double back; 18 wins
-        Settlement(PLAYER, 1, 0, "hand", D(10), D(10)),
-        Settlement(PLAYER, 1, 1, "hand", D(20), D(10)),
-        Settlement(PLAYER, 1, 2, "hand", D(10), D(20)),
+        Settlement(PLAYER, 1, 0, SettlementKind.HAND, D(10), D(10)),
+        Settlement(PLAYER, 1, 1, SettlementKind.HAND, D(20), D(10)),
+        Settlement(PLAYER, 1, 2, SettlementKind.HAND, D(10), D(20)),
     ]
     p._record(RoundResult(1, "settled", ["9H", "8D"], 17, hands, rows, []))
     c = p.tally.counts

@@ -85,7 +85,7 @@ def test_a_round_timeline_shows_each_event_its_flags_and_the_settlement(
     assert any(line.split()[:3] == ["61", times[60], "card"] for line in lines)
     assert any("FLAG 16.4 box 1" in line for line in lines)
     assert "status: settled" in lines
-    assert "  ben box 2 hand 0 hand: staked 10 returned 0 net -10" in lines
+    assert "  ben            2    1  hand                 10          0        -10" in lines
     assert sorted(p.name for p in (out / "T1" / "timelines").iterdir()) == ["round-0004.txt"]
 
 

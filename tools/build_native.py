@@ -1,9 +1,11 @@
-"""Build the optional compiled engine: mypyc over the engine's modules, in place.
+"""Build the compiled engine in a checkout: mypyc over the engine's modules, in place.
 
     .venv/bin/python tools/build_native.py          # or: make native
     .venv/bin/python tools/build_native.py --clean  # back to the pure-Python engine
 
-mypyc compiles the modules below (they are ``mypy --strict`` clean) into C extensions placed
+``pip install .`` compiles the engine by itself (``setup.py``); an editable install (a
+developer's checkout) stays pure Python, and this compiles it in place. mypyc compiles
+``controller.engine.native.modules()`` (``mypy --strict`` clean) into C extensions placed
 beside their sources, so ``import controller.engine`` loads them in place of the ``.py`` files;
 without them the very same sources run as pure Python. The build writes a manifest of the
 sources' SHA-256 (``controller/engine/_native.json``): ``controller.engine`` refuses to import a
@@ -13,8 +15,7 @@ compiled build whose sources have changed since (rebuild it, or clean it).
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -22,31 +23,25 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
-ENGINE = ROOT / "controller" / "engine"
-MANIFEST = ENGINE / "_native.json"
-GROUP = "controller.engine._native"
-# The hot path of `floorctl replay` and `floorctl simulate`: the engine's rooms, the payout
-# arithmetic, and the simulator's dealer, player, shoe and tally. The packages' __init__
-# modules stay pure: they check the build is current before anything compiled is imported.
-# The strategy table stays pure too: a compiled frozen dataclass does not unpickle, and
-# `--jobs` sends it to the worker processes.
-MODULES = (
-    *sorted(
-        str(p.relative_to(ROOT))
-        for p in ENGINE.glob("*.py")
-        if p.name not in ("__init__.py", "native.py")
-    ),
-    "controller/payouts.py",
-    "controller/sim/player.py",
-    "controller/sim/shoe.py",
-    "controller/sim/stats.py",
-)
 
 
-def source_digests() -> dict[str, str]:
-    return {m: hashlib.sha256((ROOT / m).read_bytes()).hexdigest() for m in MODULES}
+def _load_native() -> ModuleType:
+    """controller/engine/native.py by path: importing the package would check (and refuse) the
+    very build this replaces."""
+    spec = importlib.util.spec_from_file_location("_native", ROOT / "controller/engine/native.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+native = _load_native()
+
+MANIFEST = ROOT / native.MANIFEST_NAME
+MODULES = native.modules(ROOT)
 
 
 def built_files() -> list[Path]:
@@ -72,7 +67,7 @@ def build() -> None:
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout + proc.stderr)
         raise SystemExit(f"build_native: mypyc failed (exit status {proc.returncode})")
-    MANIFEST.write_text(json.dumps(source_digests(), indent=1, sort_keys=True) + "\n")
+    MANIFEST.write_text(native.manifest_text(ROOT))
     print(f"compiled {len(MODULES)} modules: {len(built_files())} extension files")
 
 
@@ -86,7 +81,9 @@ def compile_in_place() -> None:
         warnings.simplefilter("ignore")  # setuptools' notes on the project's own pyproject
         setup(
             name="floorctl-native",
-            ext_modules=mypycify(list(MODULES), group_name=GROUP, target_dir=str(work / "c")),
+            ext_modules=mypycify(
+                list(MODULES), group_name=native.GROUP, target_dir=str(work / "c")
+            ),
             script_args=[
                 "build_ext",
                 "--inplace",

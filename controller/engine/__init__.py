@@ -40,24 +40,39 @@ native.check()  # before anything compiled is imported: a stale build must not r
 
 from controller.engine.deal import Target  # noqa: E402
 from controller.engine.decisions import Decision, Kind, Role  # noqa: E402
-from controller.engine.results import Applied, Flag, RoundResult, Settlement, money  # noqa: E402
+from controller.engine.results import (  # noqa: E402
+    Applied,
+    Flag,
+    Refusal,
+    RoundResult,
+    Settlement,
+    SettlementKind,
+    money,
+)
 from controller.engine.snapshot import SnapshotError  # noqa: E402
-from controller.engine.state import Phase  # noqa: E402
+from controller.engine.state import DayState, Device, Phase, Reshuffle  # noqa: E402
 from controller.engine.table import Table  # noqa: E402
+from controller.engine.tableview import TableView  # noqa: E402
 from controller.engine.view import Due  # noqa: E402
 
 __all__ = [
     "Applied",
+    "DayState",
     "Decision",
+    "Device",
     "Due",
     "Flag",
     "Kind",
     "Phase",
+    "Refusal",
+    "Reshuffle",
     "Role",
     "RoundResult",
     "Settlement",
+    "SettlementKind",
     "SnapshotError",
     "Table",
+    "TableView",
     "Target",
     "money",
 ]

@@ -7,9 +7,9 @@ is compared with the recorded wagers at "no more bets" (5.2), after it (5.5) and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
-from controller.engine.results import money
+from controller.engine.results import Refusal, money
 from controller.engine.state import (
     BETTING,
     CLOSED,
@@ -27,33 +27,56 @@ if TYPE_CHECKING:
     from controller.engine.table import Table
 
 
-def on_bet(t: Table, ev: Event) -> None:
+def bet_refusal(t: Table, ev: Event) -> Refusal | None:
+    """Why a bet may not be made now (None: it may). 5.5: no wager after "no more bets" and the
+    first card; none while the last round's dealer hand is incomplete; the table's boxes and
+    limits (a withdrawal, an amount of 0, is always within them)."""
     assert ev.box is not None and ev.player is not None and ev.amount is not None
     rnd = t.current_round
     if rnd is not None and rnd.phase is DEALER:
         # The dealer's hand is incomplete: the round is not settled until it is (or until a
         # supervisor voids it, 16.5), and the next round's wagers wait for that.
-        t.flag(
+        return Refusal(
             "dealer",
             f"{ev.player}'s bet on box {ev.box} refused: round {rnd.number} is not settled, "
             f"the dealer's hand is incomplete ({_dealer_hand(rnd)}); draw the dealer's cards, "
             "or a supervisor voids the round (16.5)",
-            ev.box,
         )
-        return
     if rnd is not None and rnd.phase in LIVE_PHASES:
-        t.flag(
+        return Refusal(
             t.ref("late_bet"),
             f"{ev.player} bet {money(ev.amount)} on box {ev.box} after no more bets "
             "and the first card: refused",
-            ev.box,
         )
+    setup = t.setup
+    if ev.box > setup.boxes:
+        return Refusal("limits", f"box {ev.box} does not exist at a {setup.boxes}-box table")
+    if ev.amount != 0 and not setup.min_bet <= ev.amount <= setup.max_bet:
+        return Refusal(
+            "limits",
+            f"{ev.player}'s wager of {money(ev.amount)} on box {ev.box} is outside the "
+            f"table's limits {money(setup.min_bet)}-{money(setup.max_bet)}: refused",
+        )
+    return None
+
+
+# A bet refused in these phases belongs to the round in play; between rounds a bet, even one
+# refused, opens the next round, which its flag then belongs to.
+LIVE_PHASES_AND_DEALER: Final = LIVE_PHASES | {DEALER}
+
+
+def on_bet(t: Table, ev: Event) -> None:
+    assert ev.box is not None and ev.player is not None and ev.amount is not None
+    why = bet_refusal(t, ev)
+    rnd = t.current_round
+    if why is not None and rnd is not None and rnd.phase in LIVE_PHASES_AND_DEALER:
+        t.flag(why.rule, why.reason, ev.box)
         return
     if rnd is None or rnd.phase is SETTLED or rnd.phase is VOID:
         rnd = t.open_round()
-    setup = t.setup
-    if ev.box > setup.boxes:
-        t.flag("limits", f"box {ev.box} does not exist at a {setup.boxes}-box table")
+    if why is not None:
+        # A box the table lacks was flagged without naming it (it has no box to name).
+        t.flag(why.rule, why.reason, None if ev.box > t.setup.boxes else ev.box)
         return
     box = rnd.boxes.get(ev.box)
     if ev.amount == 0:
@@ -63,14 +86,6 @@ def on_bet(t: Table, ev: Event) -> None:
                 del rnd.boxes[ev.box]
             elif box.controller == ev.player:
                 box.controller = next(iter(box.bets))
-        return
-    if not setup.min_bet <= ev.amount <= setup.max_bet:
-        t.flag(
-            "limits",
-            f"{ev.player}'s wager of {money(ev.amount)} on box {ev.box} is outside the "
-            f"table's limits {money(setup.min_bet)}-{money(setup.max_bet)}: refused",
-            ev.box,
-        )
         return
     if box is None:
         box = rnd.boxes[ev.box] = Box(number=ev.box, bets={}, controller=ev.player)

@@ -109,6 +109,8 @@ def on_card(t: Table, ev: Event) -> None:
         return
     if ev.face_up:
         irregular.face_up(t, card)  # 16.1: not dealt, so it closes no window
+        if ev.damaged:  # a card carrying both conditions raises both (RULES.md)
+            irregular.damaged(t, rnd, card)
         return
     if rnd is None or not rnd.boxes or rnd.phase is SETTLED or rnd.phase is VOID:
         card_not_due(t, card)

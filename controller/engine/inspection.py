@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Final
 
 from controller.engine.shoe import admit
 from controller.engine.state import (
-    LIVE_PHASES,
     DeckStatus,
     Inspection,
     InspectionResult,
@@ -44,13 +43,8 @@ MAX_DECK_STATUS: Final = 256
 
 
 def on_inspect(t: Table, ev: Event) -> None:
-    rnd = t.current_round
-    if rnd is not None and rnd.phase in LIVE_PHASES:
-        t.flag(
-            "shoe",
-            f"inspect refused: round {rnd.number} is being dealt; inspect decks between rounds",
-        )
-        return
+    """A deck read for inspection begins (the table refused it while a round's cards are out:
+    :mod:`.check`)."""
     if t.inspection is not None:
         unfinished(t, "another inspection began")
     shoe = t.shoe
@@ -60,10 +54,7 @@ def on_inspect(t: Table, ev: Event) -> None:
 
 
 def on_inspect_end(t: Table, ev: Event) -> None:
-    if t.inspection is None:
-        t.flag("shoe", "inspect_end: no inspection is open")
-        return
-    end_inspection(t)
+    end_inspection(t)  # one is open: the table asked :mod:`.check` first
 
 
 def unfinished(t: Table, why: str) -> None:
@@ -182,21 +173,10 @@ def note_deck(t: Table, serial: str, status: DeckStatus) -> None:
 
 
 def on_shoe_end(t: Table, ev: Event) -> None:
+    """The shoe is finished (a shoe is loaded, not ended, and no round's cards are out: the
+    table asked :mod:`.check` first); the cards read next are read out."""
     shoe = t.shoe
-    if shoe is None:
-        t.flag("shoe", "shoe_end: no shoe is loaded")
-        return
-    if shoe.ended:
-        t.flag("shoe", "shoe_end: this shoe has already ended; its cards are being read out")
-        return
-    rnd = t.current_round
-    if rnd is not None and rnd.phase in LIVE_PHASES:
-        t.flag(
-            "shoe",
-            f"shoe_end refused: round {rnd.number} is being dealt from this shoe "
-            "(if it ran short, shuffle the discards: 16.7)",
-        )
-        return
+    assert shoe is not None
     if t.inspection is not None:
         unfinished(t, "the shoe was ended")
     shoe.ended = True

@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from controller.engine import deal, settle
-from controller.engine.state import PLAY, SETTLED, VOID, Round, Shoe
+from controller.engine.results import Refusal
+from controller.engine.state import PLAY, SETTLED, VOID, Reshuffle, Round, Shoe
 from controller.events import Event
 
 if TYPE_CHECKING:
@@ -31,8 +32,12 @@ def unexposed(t: Table, card: str) -> None:
     t.flag("16.2", f"{card} drawn in error, face not exposed: used as the next card")
 
 
-def damaged(t: Table, rnd: Round, card: str) -> None:
-    """16.8: a damaged card is dealt, and replaced at the end of the round."""
+def damaged(t: Table, rnd: Round | None, card: str) -> None:
+    """16.8: a damaged card is replaced at the end of the round (one found face up in the shoe,
+    16.1, is flagged too, though it is not dealt; between rounds it is replaced at once)."""
+    if rnd is None or rnd.phase is SETTLED or rnd.phase is VOID:
+        t.flag("16.8", f"{card} is damaged: replace it before the next round")
+        return
     t.flag("16.8", f"{card} is damaged: replace it at the end of the round")
     rnd.damaged.append(card)
 
@@ -44,13 +49,13 @@ def at_first_card(t: Table) -> None:
         return
     if shoe.cut_out:
         t.flag("16.9", "round dealt after the cutting card came out without a reshuffle")
-        t.require_reshuffle("16.9")
+        t.require_reshuffle(Reshuffle.CUTTING_CARD_OUT)
     if shoe.cut_card is None and shoe.recorded:
         t.flag(
             "16.10",
             "this shoe was loaded with no cutting card: reshuffle at the end of the round",
         )
-        t.require_reshuffle("16.10")
+        t.require_reshuffle(Reshuffle.NO_CUTTING_CARD)
 
 
 def on_void(t: Table, ev: Event) -> None:
@@ -102,14 +107,27 @@ def on_void(t: Table, ev: Event) -> None:
         deal.advance(t, rnd)
 
 
+def absent_refusal(t: Table, box: int) -> Refusal | None:
+    """16.6 applies to a box with a wager in the round in progress, whenever it is noticed."""
+    rnd = t.current_round
+    found = rnd.boxes.get(box) if rnd is not None else None
+    if rnd is None or found is None or rnd.phase is SETTLED or rnd.phase is VOID:
+        return Refusal("turn", f"box {box} has no wager in this round")
+    if found.absent:
+        return Refusal("16.6", f"box {box} is drawn for as absent already")
+    return None
+
+
 def on_absent(t: Table, ev: Event) -> None:
     """16.6: nobody may decide for the box: its hand is drawn to 12 or more."""
     assert ev.box is not None
-    rnd = t.current_round
-    box = rnd.boxes.get(ev.box) if rnd is not None else None
-    if rnd is None or box is None or rnd.phase is SETTLED or rnd.phase is VOID:
-        t.flag("turn", f"box {ev.box} has no wager in this round", ev.box)
+    why = absent_refusal(t, ev.box)
+    if why is not None:
+        t.flag(why.rule, why.reason, ev.box)
         return
+    rnd = t.current_round
+    assert rnd is not None
+    box = rnd.boxes[ev.box]
     t.flag(
         "16.6",
         f"the player of box {ev.box} is absent: the hand is drawn to "

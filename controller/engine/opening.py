@@ -11,8 +11,8 @@ shoes' shuffles are recorded and not checked (the pages we hold say nothing of t
 ``close_table`` ends the day, after the last shoe's reconciliation.
 
 Here too, because they are about the people at the table rather than the cards: the dealer on
-duty (``dealer``: each round's result lists the dealers on duty during it), and the dealer's
-screen's audit records, which the rules do not read (``manual_mode``, ``acknowledge``).
+duty (``dealer``: each round's result lists the dealers on duty during it). The screen's own
+records (``manual_mode``, ``acknowledge``) are the desk's (:mod:`.desk`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from controller.engine.inspection import finish_shoe, unfinished
-from controller.engine.state import SETTLED, VOID, Day
+from controller.engine.state import SETTLED, VOID, Day, DayState
 from controller.events import Event
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def on_dealer(t: Table, ev: Event) -> None:
 
 def on_open_table(t: Table, ev: Event) -> None:
     day = t.day = Day()
-    day.state = "opening"
+    day.state = DayState.OPENING
     day.seq = t.seq
     day.by = ev.by or ()
     # A new day's decks are inspected anew (6.1); a deck that failed a check stays failed.
@@ -68,7 +68,7 @@ def on_opening_step(t: Table, ev: Event) -> None:
     step = ev.step
     assert step is not None
     day = t.day
-    if day.state == "opening":
+    if day.state is DayState.OPENING:
         done = {s for s, _who, _seq in day.steps}
         for name, rule, before in ORDER:
             if name != step:
@@ -83,18 +83,17 @@ def on_opening_step(t: Table, ev: Event) -> None:
 
 
 def actor(ev: Event) -> str:
-    for key, value in ev.extra:
-        if key == "actor":
-            return str(value)
-    return ""
+    """Who the event says did it ("" when it names nobody)."""
+    who = ev.meta("actor")
+    return "" if who is None else str(who)
 
 
 def at_load(t: Table) -> None:
     """The first shoe of the day is loaded: every step of 6.2-6.3 must have been confirmed."""
     day = t.day
-    if day.state != "opening":
+    if day.state is not DayState.OPENING:
         return
-    day.state = "open"
+    day.state = DayState.OPEN
     done = {s for s, _who, _seq in day.steps}
     for rule in ("6.2", "6.3"):
         missing = [WORDS[name] for name, r, _b in ORDER if r == rule and name not in done]
@@ -109,7 +108,7 @@ def in_force(t: Table) -> bool:
     """Whether decks must have passed inspection to be loaded: the day was opened, or decks
     have been inspected since the last close."""
     day = t.day
-    return day.state != "closed" or day.inspected > 0
+    return day.state is not DayState.CLOSED or day.inspected > 0
 
 
 def on_close_table(t: Table, ev: Event) -> None:
@@ -126,7 +125,3 @@ def on_close_table(t: Table, ev: Event) -> None:
         )
     day = t.day = Day()
     day.seq = 0
-
-
-def on_audit_record(t: Table, ev: Event) -> None:
-    """``manual_mode`` and ``acknowledge``: kept in the audit log; the rules do not read them."""

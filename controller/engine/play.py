@@ -18,7 +18,7 @@ from controller.engine.decisions import (
     split_refusal,
     split_undoable,
 )
-from controller.engine.results import money
+from controller.engine.results import Refusal, money
 from controller.engine.state import BETTING, CLOSED, DEALER, DEALING, PLAY, ZERO, Box, Hand, Round
 from controller.engine.state import Wager as _Wager
 from controller.events import Event
@@ -210,15 +210,25 @@ def _back_bettor_split(t: Table, box: Box, player: str) -> None:
     box.hands[new].wagers.append(_Wager(player, wager.amount))
 
 
+def offer_surrender_refusal(t: Table, box: int) -> Refusal | None:
+    """The dealer may offer surrender to any box with a wager in the round, in a game that has
+    surrender (the offer is what 16.12 asks about later)."""
+    if not t.rules.surrender:
+        return Refusal(t.ref("surrender"), "this game has no surrender")
+    rnd = t.current_round
+    if rnd is None or box not in rnd.boxes:
+        return Refusal("turn", f"surrender offered to box {box}, which is not in play")
+    return None
+
+
 def on_offer_surrender(t: Table, ev: Event) -> None:
     assert ev.box is not None
-    if not t.rules.surrender:
-        t.flag(t.ref("surrender"), "this game has no surrender", ev.box)
+    why = offer_surrender_refusal(t, ev.box)
+    if why is not None:
+        t.flag(why.rule, why.reason, ev.box)
         return
     rnd = t.current_round
-    if rnd is None or ev.box not in rnd.boxes:
-        t.flag("turn", f"surrender offered to box {ev.box}, which is not in play", ev.box)
-        return
+    assert rnd is not None
     rnd.boxes[ev.box].surrender_offered = True
 
 
@@ -366,12 +376,23 @@ def on_insurance(t: Table, ev: Event) -> None:
         box.insurance[ev.player] = ev.amount
 
 
-def on_offer_insurance(t: Table, ev: Event) -> None:
+def offer_insurance_refusal(t: Table) -> Refusal | None:
+    """The dealer announces insurance when his first card is an ace (10.1), in a game that has
+    it; announced late, the window it reopens is the decisions' to say (10.3, 16.11)."""
     rnd = t.current_round
     if rnd is None or not t.rules.insurance or not decisions.dealer_ace_up(rnd):
-        t.flag(
+        return Refusal(
             t.ref("insurance_not_due"),
             "insurance announced, but the dealer's first card is not an ace",
         )
+    return None
+
+
+def on_offer_insurance(t: Table, ev: Event) -> None:
+    why = offer_insurance_refusal(t)
+    if why is not None:
+        t.flag(why.rule, why.reason)
         return
+    rnd = t.current_round
+    assert rnd is not None
     rnd.insurance_offered = True

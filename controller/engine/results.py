@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from enum import StrEnum
 from functools import cache
 from typing import Any, Final
 
@@ -34,7 +35,8 @@ def money(d: Decimal) -> str:
 class Flag:
     """An irregularity or a refused event, naming the rule (``"16.4"``, ``"12.3"``, ``"shoe"``).
 
-    ``round`` is the round it belongs to (0: before the first), ``seq`` the event that raised it.
+    ``round`` is the round it belongs to (0: before the first), ``seq`` the event that raised it
+    and ``kind`` that event's type (what the dealer's banner for it says depends on it).
     """
 
     rule: str
@@ -42,15 +44,23 @@ class Flag:
     box: int | None
     round: int
     seq: int
+    kind: str
 
     def __init__(
-        self, rule: str, message: str, box: int | None = None, round: int = 0, seq: int = 0
+        self,
+        rule: str,
+        message: str,
+        box: int | None = None,
+        round: int = 0,
+        seq: int = 0,
+        kind: str = "",
     ) -> None:
         self.rule = rule
         self.message = message
         self.box = box
         self.round = round
         self.seq = seq
+        self.kind = kind
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"rule": self.rule}
@@ -61,6 +71,31 @@ class Flag:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why an event may not happen now (:meth:`Table.check`): the rule a flag for it names,
+    and the reason."""
+
+    rule: str
+    reason: str
+
+
+class SettlementKind(StrEnum):
+    """What a settlement row pays: the main wager with any double, insurance, the Super Bonus
+    (11.2), the $50 bonus (11.3). A ``StrEnum``: it prints and serialises as its value."""
+
+    HAND = "hand"
+    INSURANCE = "insurance"
+    SUPER_BONUS = "super_bonus"
+    BONUS_50 = "bonus_50"
+
+
+HAND: Final[SettlementKind] = SettlementKind.HAND
+INSURANCE: Final[SettlementKind] = SettlementKind.INSURANCE
+SUPER_BONUS: Final[SettlementKind] = SettlementKind.SUPER_BONUS
+BONUS_50: Final[SettlementKind] = SettlementKind.BONUS_50
+
+
 @dataclass(init=False, unsafe_hash=True, slots=True)
 class Settlement:
     """One player's money on one box, hand and kind (``hand``, ``insurance``, ``super_bonus``,
@@ -69,12 +104,18 @@ class Settlement:
     player: str
     box: int
     hand: int
-    kind: str
+    kind: SettlementKind
     staked: Decimal
     returned: Decimal
 
     def __init__(
-        self, player: str, box: int, hand: int, kind: str, staked: Decimal, returned: Decimal
+        self,
+        player: str,
+        box: int,
+        hand: int,
+        kind: SettlementKind,
+        staked: Decimal,
+        returned: Decimal,
     ) -> None:
         self.player = player
         self.box = box
@@ -92,7 +133,7 @@ class Settlement:
             "player": self.player,
             "box": self.box,
             "hand": self.hand,
-            "kind": self.kind,
+            "kind": str(self.kind),
             "staked": money(self.staked),
             "returned": money(self.returned),
             "net": money(self.net),

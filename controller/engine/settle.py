@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 from controller import payouts
 from controller.cards import TEN_VALUES
-from controller.engine.results import RoundResult, Settlement, money
+from controller.engine.results import (
+    BONUS_50,
+    HAND,
+    INSURANCE,
+    SUPER_BONUS,
+    RoundResult,
+    Settlement,
+    money,
+)
 from controller.engine.state import SETTLED, VOID, ZERO, Hand, Phase, Round, Wager
 
 ONE: Final = Decimal(1)
@@ -135,7 +143,7 @@ def settlement_rows(t: Table, rnd: Round, outcomes: list[str | None]) -> list[Se
         number = box.number
         if not box.hands:  # voided before the deal: the bets go back
             for player, amount in box.bets.items():
-                rows[(number, player)] = [Settlement(player, number, 0, "hand", amount, amount)]
+                rows[(number, player)] = [Settlement(player, number, 0, HAND, amount, amount)]
             continue
         first = box.hands[0]
         box_outcomes = outcomes[k : k + len(box.hands)]
@@ -145,7 +153,7 @@ def settlement_rows(t: Table, rnd: Round, outcomes: list[str | None]) -> list[Se
             for w in hand.wagers:
                 back = returned(t, rnd, first, hand, result, w)
                 rows.setdefault((number, w.player), []).append(
-                    Settlement(w.player, number, i, "hand", w.amount + w.double, back)
+                    Settlement(w.player, number, i, HAND, w.amount + w.double, back)
                 )
         for player, amount in box.insurance.items():
             if box.void or box_outcomes[0] == "void":
@@ -155,7 +163,7 @@ def settlement_rows(t: Table, rnd: Round, outcomes: list[str | None]) -> list[Se
             else:
                 back = ZERO
             rows.setdefault((number, player), []).append(
-                Settlement(player, number, 0, "insurance", amount, back)
+                Settlement(player, number, 0, INSURANCE, amount, back)
             )
         if rules.super_bonus and dealer_first is not None and dealer_first[0] == "7":  # 11.2
             for i, hand in enumerate(box.hands):
@@ -168,7 +176,7 @@ def settlement_rows(t: Table, rnd: Round, outcomes: list[str | None]) -> list[Se
                     if bonus:
                         super_winners.add((w.player, number))
                         rows[(number, w.player)].append(
-                            Settlement(w.player, number, i, "super_bonus", ZERO, bonus)
+                            Settlement(w.player, number, i, SUPER_BONUS, ZERO, bonus)
                         )
     if super_winners and rules.bonus_50 > 0:
         for box in rnd.ordered_boxes():
@@ -179,7 +187,7 @@ def settlement_rows(t: Table, rnd: Round, outcomes: list[str | None]) -> list[Se
                     (i for i, h in enumerate(box.hands) if h.wager_of(player) is not None), 0
                 )
                 rows.setdefault((box.number, player), []).append(
-                    Settlement(player, box.number, first_hand, "bonus_50", ZERO, rules.bonus_50)
+                    Settlement(player, box.number, first_hand, BONUS_50, ZERO, rules.bonus_50)
                 )
     ordered: list[Settlement] = []
     for box in rnd.ordered_boxes():

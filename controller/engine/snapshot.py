@@ -26,16 +26,25 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from controller.cards import is_card
-from controller.engine.results import Flag, RoundResult, Settlement
+from controller.engine.results import Flag, RoundResult, Settlement, SettlementKind
 from controller.engine.state import (
     Box,
     Day,
+    DayState,
     DeckStatus,
+    Desk,
+    Device,
     Hand,
     Inspection,
     InspectionResult,
+    ManualMode,
+    Misread,
+    Pending,
     Phase,
+    Reshuffle,
+    Resolution,
     Round,
+    Seen,
     Shoe,
     ShoeRecord,
     Wager,
@@ -48,7 +57,11 @@ if TYPE_CHECKING:
 
 _SERIAL_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 FORMAT = "floorctl-engine-snapshot"
-VERSION = 2  # 2: the opening and the shoes' records (dealers, inspections, reconciliation)
+# 2: the opening and the shoes' records (dealers, inspections, reconciliation); 3: the desk
+# (manual modes, flags waiting to be seen, misreads, the camera's readings, rescues) and each
+# flag's event type. A store whose newest checkpoint is of an older version rebuilds its table
+# from its events once (the checkpoint is skipped, as any unusable one is).
+VERSION = 3
 T = TypeVar("T")
 
 
@@ -89,7 +102,7 @@ def dump(t: Table) -> dict[str, Any]:
         "rounds_played": t.rounds_played,
         "rounds": [_result(r) for r in t.rounds],
         "unassigned": [_flag(f) for f in t.unassigned],
-        "reshuffle_reason": t.reshuffle_reason,
+        "reshuffle_reason": str(t.reshuffle_reason),
         "shoe": _shoe(t.shoe) if t.shoe is not None else None,
         "discards": list(t.discards),
         "removed": list(t.removed),
@@ -100,6 +113,7 @@ def dump(t: Table) -> dict[str, Any]:
         "inspections": [_inspection_result(i) for i in t.inspections],
         "deck_status": [[s, d.ok, d.seq, d.detail] for s, d in t.deck_status.items()],
         "shoes": [_shoe_record(r) for r in t.shoes],
+        "desk": _desk(t.desk),
     }
     body["digest"] = digest(body)
     return body
@@ -107,7 +121,7 @@ def dump(t: Table) -> dict[str, Any]:
 
 def _day(d: Day) -> dict[str, Any]:
     return {
-        "state": d.state,
+        "state": str(d.state),
         "seq": d.seq,
         "by": list(d.by),
         "steps": [list(step) for step in d.steps],
@@ -155,7 +169,24 @@ def _setup(setup: TableSetup) -> dict[str, Any]:
 
 
 def _flag(f: Flag) -> list[Any]:
-    return [f.rule, f.message, f.box, f.round, f.seq]
+    return [f.rule, f.message, f.box, f.round, f.seq, f.kind]
+
+
+def _desk(d: Desk) -> dict[str, Any]:
+    return {
+        "manual": [[str(m.device), m.since, m.by, m.reason] for m in d.manual.values()],
+        "pending": [
+            [p.seq, p.rule, p.kind, p.round, p.box, list(p.messages)] for p in d.pending.values()
+        ],
+        "resolved": [[seq, rule, r.how, r.by, r.card] for (seq, rule), r in d.resolved.items()],
+        "misreads": [[m.seq, m.raw, m.note, m.round] for m in d.misreads.values()],
+        "misreads_dropped": d.misreads_dropped,
+        "seen": [
+            [box, dec(s.amount), None if s.confidence is None else str(s.confidence)]
+            for box, s in d.seen.items()
+        ],
+        "rescues": [list(r) for r in sorted(d.rescues)],
+    }
 
 
 def _result(r: RoundResult) -> dict[str, Any]:
@@ -166,7 +197,8 @@ def _result(r: RoundResult) -> dict[str, Any]:
         "dealer_total": r.dealer_total,
         "hands": [dict(h) for h in r.hands],
         "settlements": [
-            [s.player, s.box, s.hand, s.kind, dec(s.staked), dec(s.returned)] for s in r.settlements
+            [s.player, s.box, s.hand, str(s.kind), dec(s.staked), dec(s.returned)]
+            for s in r.settlements
         ],
         "flags": [_flag(f) for f in r.flags],
         "dealers": list(r.dealers),
@@ -375,7 +407,7 @@ def load(cls: type[Table], setup: TableSetup, data: Any, keep_rounds: int | str 
     reason = top.key("reshuffle_reason")
     if reason.text() not in ("", "16.9", "16.10"):
         raise reason.fail(f"{_show(reason.value)} is not a reason for a reshuffle")
-    t.reshuffle_reason = reason.text()
+    t.reshuffle_reason = Reshuffle(reason.text())
     t.shoes = top.key("shoes").list_of(_read_shoe_record)
     shoe = top.key("shoe")
     t.shoe = None if shoe.value is None else _read_shoe(shoe, t.shoes)
@@ -391,6 +423,7 @@ def load(cls: type[Table], setup: TableSetup, data: Any, keep_rounds: int | str 
     for row in top.key("deck_status").items():
         serial, ok, seq, detail = row.items(4)
         t.deck_status[serial.serial()] = DeckStatus(ok.yes_no(), seq.count(), detail.text())
+    t.desk = _read_desk(top.key("desk"))
     if dump(t) != data:
         raise SnapshotError("engine snapshot: its content is not one this engine produces")
     if keep_rounds != "snapshot":
@@ -410,8 +443,53 @@ def _keep(value: int | str | None) -> int | None:
 
 
 def _read_flag(at: _At) -> Flag:
-    rule, message, box, number, seq = at.items(5)
-    return Flag(rule.text(), message.text(), box.opt_count(1), number.count(), seq.count())
+    rule, message, box, number, seq, kind = at.items(6)
+    return Flag(
+        rule.text(), message.text(), box.opt_count(1), number.count(), seq.count(), kind.text()
+    )
+
+
+def _read_desk(at: _At) -> Desk:
+    desk = Desk()
+    for row in at.key("manual").items():
+        device, since, by, reason = row.items(4)
+        if device.value not in _DEVICES:
+            raise device.fail(f"{_show(device.value)} is not a device in manual mode")
+        name = Device(device.text())
+        desk.manual[name] = ManualMode(name, since.count(1), by.text(), reason.text())
+    for row in at.key("pending").items():
+        seq, rule, kind, number, box, messages = row.items(6)
+        desk.pending[(seq.count(1), rule.text())] = Pending(
+            seq.count(1),
+            rule.text(),
+            kind.text(),
+            number.count(),
+            box.opt_count(1),
+            [m.text() for m in messages.items()],
+        )
+    for row in at.key("resolved").items():
+        seq, rule, how, by, card = row.items(5)
+        if how.value not in ("seen", "corrected"):
+            raise how.fail(f"{_show(how.value)} is not how a flag was resolved")
+        desk.resolved[(seq.count(1), rule.text())] = Resolution(how.text(), by.text(), card.text())
+    for row in at.key("misreads").items():
+        seq, raw, note, number = row.items(4)
+        desk.misreads[seq.count(1)] = Misread(
+            seq.count(1), raw.text(), note.text(), number.opt_count()
+        )
+    desk.misreads_dropped = at.key("misreads_dropped").count()
+    for row in at.key("seen").items():
+        box, amount, confidence = row.items(3)
+        conf = confidence.opt_text()
+        try:
+            known = None if conf is None else Decimal(conf)
+        except ArithmeticError:
+            raise confidence.fail(f"{_show(conf)} is not a confidence") from None
+        desk.seen[box.count(1)] = Seen(amount.money(), known)
+    for row in at.key("rescues").items():
+        number, box, hand, player = row.items(4)
+        desk.rescues.add((number.count(1), box.count(1), hand.count(), player.text()))
+    return desk
 
 
 _RESULT_HAND_KEYS = ("box", "hand", "cards", "total", "doubled", "outcome")
@@ -439,12 +517,14 @@ def _read_result(at: _At) -> RoundResult:
     settlements = []
     for row in at.key("settlements").items():
         player, box, hand, kind, staked, returned = row.items(6)
+        if kind.value not in _SETTLEMENT_KINDS:
+            raise kind.fail(f"{_show(kind.value)} is not a kind of settlement")
         settlements.append(
             Settlement(
                 player.text(),
                 box.count(1),
                 hand.count(),
-                kind.text(),
+                SettlementKind(kind.text()),
                 staked.money(),
                 returned.money(),
             )
@@ -507,7 +587,9 @@ def _read_shoe_record(at: _At) -> ShoeRecord:
     return record
 
 
-_DAY_STATES = ("closed", "opening", "open")
+_DAY_STATES = tuple(str(s) for s in DayState)
+_SETTLEMENT_KINDS = tuple(str(k) for k in SettlementKind)
+_DEVICES = tuple(str(d) for d in Device)
 
 
 def _read_day(at: _At) -> Day:
@@ -515,7 +597,7 @@ def _read_day(at: _At) -> Day:
     state = at.key("state")
     if state.value not in _DAY_STATES:
         raise state.fail(f"{_show(state.value)} is not the state of a table's day")
-    day.state = state.text()
+    day.state = DayState(state.text())
     day.seq = at.key("seq").count()
     day.by = at.key("by").ids()
     for row in at.key("steps").items():

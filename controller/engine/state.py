@@ -31,6 +31,30 @@ class Phase(StrEnum):
     VOID = "void"
 
 
+class DayState(StrEnum):
+    """The table's day (6.1-6.3): ``closed`` until ``open_table``; ``opening`` until the first
+    shoe is loaded (the opening's checks apply); ``open`` until ``close_table``."""
+
+    CLOSED = "closed"
+    OPENING = "opening"
+    OPEN = "open"
+
+
+class Reshuffle(StrEnum):
+    """Why a reshuffle is due after the round (``NONE``: it is not, beyond the cutting card)."""
+
+    NONE = ""
+    CUTTING_CARD_OUT = "16.9"  # the cutting card came out and a round was dealt after it
+    NO_CUTTING_CARD = "16.10"  # the shoe was loaded with no cutting card
+
+
+class Device(StrEnum):
+    """The devices a supervisor may put in manual mode (``manual_mode``)."""
+
+    SHOE = "shoe"
+    CAMERA = "camera"
+
+
 # Module-level names for the hot path (one lookup instead of two; constants under mypyc).
 # Typed Phase, not each its literal: a phase changes under calls mypy cannot see into, so no
 # comparison may narrow it.
@@ -351,17 +375,16 @@ class DeckStatus:
 
 @dataclass(init=False, slots=True)
 class Day:
-    """The table's day (6.1-6.3): ``closed`` until ``open_table``; ``opening`` until the first
-    shoe is loaded (the opening's checks apply); ``open`` until ``close_table``."""
+    """The table's day (6.1-6.3): see :class:`DayState`."""
 
-    state: str
+    state: DayState
     seq: int  # the open_table event (0: never opened)
     by: tuple[str, ...]
     steps: list[tuple[str, str, int]]  # (step, who confirmed it or "", event), since opening
     inspected: int  # decks inspected since opening
 
     def __init__(self) -> None:
-        self.state = "closed"
+        self.state = DayState.CLOSED
         self.seq = 0
         self.by = ()
         self.steps = []
@@ -460,3 +483,113 @@ class Round:
     @property
     def dealer_natural(self) -> bool:
         return len(self.dealer) == 2 and self.dealer_hard == 11 and self.dealer_aces == 1
+
+
+# --- the desk: what people did about the table beside the rules ---------------------------------
+
+
+@dataclass(init=False, slots=True)
+class ManualMode:
+    """A device a supervisor put in manual mode: since which event, by whom, why."""
+
+    device: Device
+    since: int
+    by: str  # the event's actor ("" when none was recorded)
+    reason: str
+
+    def __init__(self, device: Device, since: int, by: str, reason: str) -> None:
+        self.device = device
+        self.since = since
+        self.by = by
+        self.reason = reason
+
+
+@dataclass(init=False, slots=True)
+class Pending:
+    """Flags of one rule raised at one event, waiting to be seen (``acknowledge``) or, for a
+    misread, resolved by the card entered in its place."""
+
+    seq: int  # the event that raised them
+    rule: str
+    kind: str  # that event's type
+    round: int
+    box: int | None
+    messages: list[str]
+
+    def __init__(
+        self, seq: int, rule: str, kind: str, round: int, box: int | None, messages: list[str]
+    ) -> None:
+        self.seq = seq
+        self.rule = rule
+        self.kind = kind
+        self.round = round
+        self.box = box
+        self.messages = messages
+
+
+@dataclass(init=False, slots=True)
+class Resolution:
+    """How a flag stopped waiting: ``seen`` (acknowledged) or ``corrected`` (a misread's card
+    entered), by whom (the event's actor), and the card entered."""
+
+    how: str
+    by: str
+    card: str
+
+    def __init__(self, how: str, by: str, card: str = "") -> None:
+        self.how = how
+        self.by = by
+        self.card = card
+
+
+@dataclass(init=False, slots=True)
+class Misread:
+    """A card the reader could not decode, awaiting the card a supervisor enters for it."""
+
+    seq: int
+    raw: str
+    note: str
+    round: int | None
+
+    def __init__(self, seq: int, raw: str, note: str, round: int | None) -> None:
+        self.seq = seq
+        self.raw = raw
+        self.note = note
+        self.round = round
+
+
+@dataclass(init=False, slots=True)
+class Seen:
+    """The camera's latest stable reading of a box (``wager_seen``), kept across rounds."""
+
+    amount: Decimal
+    confidence: Decimal | None
+
+    def __init__(self, amount: Decimal, confidence: Decimal | None) -> None:
+        self.amount = amount
+        self.confidence = confidence
+
+
+@dataclass(init=False, slots=True)
+class Desk:
+    """The table's state beside the rules, which the dealer's screen shows and the audit log
+    explains: the devices in manual mode, the flags waiting to be seen and how the others were
+    resolved, the misreads awaiting correction, the camera's latest reading of each box, and the
+    rescues taken in the last two rounds (the settlement alone cannot always tell a rescue)."""
+
+    manual: dict[Device, ManualMode]
+    pending: dict[tuple[int, str], Pending]  # in the order raised
+    resolved: dict[tuple[int, str], Resolution]
+    misreads: dict[int, Misread]
+    misreads_dropped: int
+    seen: dict[int, Seen]
+    rescues: set[tuple[int, int, int, str]]  # (round, box, hand, player)
+
+    def __init__(self) -> None:
+        self.manual = {}
+        self.pending = {}
+        self.resolved = {}
+        self.misreads = {}
+        self.misreads_dropped = 0
+        self.seen = {}
+        self.rescues = set()

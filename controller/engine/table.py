@@ -14,7 +14,9 @@ from typing import Any, Final
 from controller.cards import deck
 from controller.engine import (
     betting,
+    check,
     deal,
+    desk,
     inspection,
     irregular,
     opening,
@@ -25,19 +27,22 @@ from controller.engine import (
     view,
 )
 from controller.engine.decisions import Decision, Fixed, open_decisions
-from controller.engine.results import NOTHING, Applied, Flag, RoundResult
+from controller.engine.results import NOTHING, Applied, Flag, Refusal, RoundResult
 from controller.engine.state import (
     SETTLED,
     VOID,
     Day,
     DeckStatus,
+    Desk,
     Hand,
     Inspection,
     InspectionResult,
+    Reshuffle,
     Round,
     Shoe,
     ShoeRecord,
 )
+from controller.engine.tableview import TableView, table_view
 from controller.engine.view import Due
 from controller.events import MAX_DECKS, Event, TableSetup
 from controller.rules import RuleSet
@@ -73,9 +78,23 @@ HANDLERS: Final[dict[str, Handler]] = {
     "opening_step": opening.on_opening_step,
     "close_table": opening.on_close_table,
     "dealer": opening.on_dealer,
-    "manual_mode": opening.on_audit_record,
-    "acknowledge": opening.on_audit_record,
+    "manual_mode": desk.on_manual_mode,
+    "acknowledge": desk.on_acknowledge,
 }
+# The events a person initiates whose refusal is the engine's one answer (:mod:`.check`): the
+# table asks it before the handler, which then only carries the event out.
+GATED: Final = frozenset(
+    {
+        "open_table",
+        "close_table",
+        "opening_step",
+        "inspect",
+        "inspect_end",
+        "shoe_end",
+        "manual_mode",
+        "acknowledge",
+    }
+)
 
 
 class Table:
@@ -100,7 +119,7 @@ class Table:
         self.removed: list[str] = []  # this shoe's foreign or impossible cards, off the table
         self.seq = 0
         self.unassigned: list[Flag] = []  # flags raised before the first round
-        self.reshuffle_reason = ""  # "16.9" or "16.10" once a reshuffle is due after the round
+        self.reshuffle_reason = Reshuffle.NONE  # 16.9 or 16.10 once due after the round
         # The opening and the shoes' records (:mod:`.opening`, :mod:`.inspection`).
         self.dealer_on_duty: str | None = None
         self.day = Day()
@@ -117,21 +136,38 @@ class Table:
         self.hole_card_peek = rules.hole_card == "peek"
         self._refs = dict(rules.rule_refs)
         self.fixed = Fixed(self)
+        self.desk = Desk()  # manual modes, flags waiting to be seen, misreads (:mod:`.desk`)
         # What the event being applied did.
+        self._kind = ""
         self._flags: list[Flag] | None = None
         self._settled: RoundResult | None = None
         self._open: tuple[int, tuple[Decision, ...]] | None = None
+        self._view: TableView | None = None
 
     # ----- the way in -----------------------------------------------------------------------
 
     def apply(self, ev: Event) -> Applied:
         """Apply one event; return the flags it raised and the round it ended, if any."""
-        self._begin()
-        HANDLERS[ev.type](self, ev)
+        kind = ev.type
+        self._begin(kind)
+        refusal = check.refusal(self, ev) if kind in GATED else None
+        if refusal is not None:
+            self.flag(refusal.rule, refusal.reason, ev.box)
+        else:
+            HANDLERS[kind](self, ev)
+        flags = self._flags
+        if flags is not None or kind in desk.NOTED or ev.extra:
+            desk.note(self, ev, flags)  # (a card corrects a misread only with correction_of)
         return self._what_it_did()
 
-    def _begin(self) -> None:
+    def check(self, ev: Event) -> Refusal | None:
+        """May this event happen now? None if so; else why not (the rule and the reason). The
+        one answer the screen, the service and the bots ask; nothing here changes the table."""
+        return check.refusal(self, ev)
+
+    def _begin(self, kind: str) -> None:
         self.seq += 1
+        self._kind = kind
         self._flags = None
         self._settled = None
 
@@ -159,6 +195,36 @@ class Table:
         self._open = (self.seq, found)
         return found
 
+    def view(self) -> TableView:
+        """The table now, typed and frozen: what everything outside the engine reads."""
+        cached = self._view
+        if cached is not None and cached.seq == self.seq:
+            return cached
+        made = self._view = table_view(self)
+        return made
+
+    def in_play(self) -> int | None:
+        """The number of the round in progress (None between rounds): the cheap question a
+        reader of every event asks (the whole view is :meth:`view`)."""
+        rnd = self.current_round
+        if rnd is None or rnd.phase is SETTLED or rnd.phase is VOID:
+            return None
+        return rnd.number
+
+    def dealer_up(self) -> str | None:
+        """The dealer's first card in the round in progress (None: not dealt yet, or between
+        rounds)."""
+        rnd = self.current_round
+        return rnd.dealer[0] if rnd is not None and rnd.dealer else None
+
+    def round_result(self, number: int) -> RoundResult | None:
+        """A settled round the table still keeps, by its number (None: not kept, or not
+        ended)."""
+        for kept in reversed(self.rounds):
+            if kept.round == number:
+                return kept
+        return None
+
     def next_card(self) -> deal.Target | None:
         """Who is due the next card out of the shoe (None: nobody, or a decision first)."""
         return deal.next_card(self)
@@ -171,7 +237,21 @@ class Table:
         return rnd.boxes[box].hands[hand]
 
     def result(self) -> dict[str, Any]:
-        """The whole replay document: every round kept, the one in progress included."""
+        """The whole replay document: every round kept, the one in progress included.
+
+        The record ends here: a shoe whose cards are being read out is reconciled as it would
+        be at the next ``shuffle`` or ``close_table`` (SCENARIO.md), on a copy of the table, so
+        the table itself goes on reading the shoe out."""
+        shoe = self.shoe
+        if shoe is not None and shoe.ended:
+            closing = Table.restore(self.setup, self.snapshot())
+            ended = closing.shoe
+            assert ended is not None
+            inspection.finish_shoe(closing, ended)
+            return closing._document()
+        return self._document()
+
+    def _document(self) -> dict[str, Any]:
         rounds = [r.to_dict() for r in self.rounds]
         rnd = self.current_round
         if rnd is not None and rnd.phase is not SETTLED and rnd.phase is not VOID:
@@ -205,7 +285,7 @@ class Table:
         """Raise a flag on the round in progress (or the last one, or the first one to come)."""
         rnd = self.current_round
         number = rnd.number if rnd is not None else self.rounds_played
-        flag = Flag(rule=rule, message=message, box=box, round=number, seq=self.seq)
+        flag = Flag(rule, message, box, number, self.seq, self._kind)
         if rnd is not None:
             rnd.flags.append(flag)
         elif self.rounds:
@@ -260,7 +340,9 @@ class Table:
     def reshuffle_due(self) -> bool:
         """A shuffle is due before the next round: the cutting card came out, or 16.9/16.10."""
         shoe = self.shoe
-        return shoe is not None and (shoe.cut_out or shoe.ended or bool(self.reshuffle_reason))
+        return shoe is not None and (
+            shoe.cut_out or shoe.ended or self.reshuffle_reason is not Reshuffle.NONE
+        )
 
     def reshuffle_rule(self) -> str:
         """The rule a shuffle due now answers (6.1-6.3 when no shoe is loaded, or the shoe has
@@ -269,12 +351,12 @@ class Table:
         if shoe is None:
             return "6.3"
         if shoe.ended:
-            return self.reshuffle_reason or "6.3"
-        return self.reshuffle_reason or "16.9"
+            return str(self.reshuffle_reason) or "6.3"
+        return str(self.reshuffle_reason) or "16.9"
 
-    def require_reshuffle(self, rule: str) -> None:
-        if not self.reshuffle_reason:
-            self.reshuffle_reason = rule
+    def require_reshuffle(self, reason: Reshuffle) -> None:
+        if self.reshuffle_reason is Reshuffle.NONE:
+            self.reshuffle_reason = reason
 
     def reshuffled(self) -> None:
-        self.reshuffle_reason = ""
+        self.reshuffle_reason = Reshuffle.NONE

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from controller.engine import deal, inspection, opening
 from controller.engine.decisions import SCREEN_KINDS, Decision, Kind
 from controller.engine.results import money
-from controller.engine.state import BETTING, CLOSED, DEALER, DEALING, PLAY, Box, Round
+from controller.engine.state import BETTING, CLOSED, DEALER, DEALING, PLAY, Box, DayState, Round
 
 if TYPE_CHECKING:
     from controller.engine.table import Table
@@ -145,23 +145,23 @@ def _opening(t: Table, out: Due) -> None:
             "end the inspection when the whole deck is read"
         )
     day = t.day
-    if day.state == "closed":
+    if day.state is DayState.CLOSED:
         return
     done = [s for s, _who, _seq in day.steps]
     to_do = [s for s, _rule, _before in opening.ORDER if s not in done]
     out.opening = {
-        "state": day.state,
+        "state": str(day.state),
         "opened": day.seq,
         "by": list(day.by),
         "inspected": day.inspected,
         "steps": [{"step": s, "by": who or None, "event": seq} for s, who, seq in day.steps],
-        "to_do": to_do if day.state == "opening" else [],
+        "to_do": to_do if day.state is DayState.OPENING else [],
         "decks": {
             "passed": [s for s, st in t.deck_status.items() if st.ok],
             "failed": [s for s, st in t.deck_status.items() if not st.ok],
         },
     }
-    if day.state == "opening" and found is None:
+    if day.state is DayState.OPENING and found is None:
         if not day.inspected:
             out.prompts.append("inspect each deck through the reader (6.1)")
         elif to_do:

@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from controller.cards import deck
-from controller.engine import Kind, Role, Table
+from controller.engine import Kind, Phase, Role, Table
 from controller.events import parse_event, parse_setup
 from controller.sim.strategy import Strategy, load_strategy, strategy_path
 
@@ -222,8 +222,8 @@ class Shift:
         if self.shoe and not self.cut_out and self._drawn() >= self.cut_at:
             self.cut_out = True  # the cutting card is next: out now, and a shuffle follows
             yield self._emit({"type": "cut_card", "source": "shoe"}, 0.5, 1.0)
-        opened = self.table.open_decisions()
-        if self.table.shoe is None or any(d.kind is Kind.SHUFFLE for d in opened) or self.cut_out:
+        view = self.table.view()
+        if view.shoe is None or view.reshuffle_due or self.cut_out:
             if self.vocabulary and self.shoe:
                 yield from self._end_shoe()
             yield self._emit(self._shuffle(), 20, 60)
@@ -269,12 +269,13 @@ class Shift:
         late = rng.random() < self.irregular
         declined: set[tuple[Any, ...]] = set()
         for _ in range(400):
-            if table.current_round is None:
+            view = table.view()
+            rnd = view.round
+            if rnd is None:
                 return
-            opened = table.open_decisions()
+            opened = view.open
             kinds = {d.kind for d in opened}
-            rnd = table.current_round
-            if late and rnd.phase.value == "play":
+            if late and rnd.phase is Phase.PLAY:
                 late = False
                 yield self._emit(
                     {

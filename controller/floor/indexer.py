@@ -32,7 +32,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from controller.engine import Applied, SnapshotError, Table
+from controller.engine import SnapshotError, Table
 from controller.engine.results import RoundResult
 from controller.floor.schema import PARTITIONED, Floor, ensure_partitions, month_of
 from controller.floor.settings import parse_recorded
@@ -63,20 +63,6 @@ def fold_at(table_id: str, setup: Mapping[str, Any], snapshot: str | None, seq: 
         fold.table = Table.restore(fold.setup, data, keep_rounds=KEEP_ROUNDS)
     fold.seq = seq
     return fold
-
-
-def round_of_event(fold: Fold, before: int | None, applied: Applied) -> int:
-    """The round an event just applied belongs to (see the module's docstring)."""
-    if applied.settled is not None:
-        return applied.settled.round
-    rnd = fold.table.current_round
-    if rnd is not None:
-        return rnd.number
-    if before is not None:
-        return before
-    if applied.flags and applied.flags[0].round > 0:
-        return applied.flags[0].round
-    return fold.round_of_next()
 
 
 def round_money(result: RoundResult) -> tuple[Decimal, Decimal, int, int]:
@@ -212,20 +198,18 @@ class TableIndex:
         at = parse_recorded(record.recorded_at)
         if kind == "shuffle" and self.seq > self.checkpoint_seq:
             out.checkpoints.append(self.checkpoint("shoe"))
-        table = self.fold.table
-        before_rnd = table.current_round
-        before = before_rnd.number if before_rnd is not None else None
+        before = self.fold.table.in_play()
         event, applied, _derived = self.fold.apply(record.seq, event_body)
-        number = round_of_event(self.fold, before, applied)
+        number = self.fold.round_of(before, applied)
         self.last_at = at
         self.last_type = kind
         seq = record.seq
         self._vocabulary(kind, event_body, seq, at, out)
-        rnd = table.current_round
-        if before is None and rnd is not None:  # a round opened
+        now = self.fold.table.in_play()
+        if before is None and now is not None:  # a round opened
             self.current = {
                 "table_id": self.table_id,
-                "round": rnd.number,
+                "round": now,
                 "started_at": at,
                 "first_seq": self.last_closed_seq + 1,
                 "open_seq": seq,
@@ -308,7 +292,8 @@ class TableIndex:
 
     def _reconciliations(self, kind: str, seq: int, at: datetime, out: Writes) -> None:
         """The shoes the engine has reconciled (or ended) by now, as the read model keeps them."""
-        for record in getattr(self.fold.table, "shoes", ()):
+        shoes = self.fold.table.view().shoes
+        for record in shoes:
             if kind == "shoe_end" and record.seq == self.shoe_seq:
                 out.shoe_updates.append(
                     {
@@ -330,13 +315,13 @@ class TableIndex:
                     "seq": record.seq,
                     "ended_at": at,
                     "reconciled": record.reconciled,
-                    "missing": json.dumps(record.missing),
-                    "extra": json.dumps(record.extra),
-                    "inspected": json.dumps(record.inspected),
+                    "missing": json.dumps(list(record.missing)),
+                    "extra": json.dumps(list(record.extra)),
+                    "inspected": json.dumps(list(record.inspected)),
                 }
             )
         if len(self.reconciled) > 64:
-            kept = {r.seq for r in getattr(self.fold.table, "shoes", ())}
+            kept = {r.seq for r in shoes}
             self.reconciled &= kept
 
     def _vocabulary(
@@ -375,7 +360,7 @@ class TableIndex:
     def status(self) -> str:
         if self.closed:
             return "closed"
-        return "dealing" if self.fold.table.current_round is not None else "between rounds"
+        return "dealing" if self.fold.table.in_play() is not None else "between rounds"
 
 
 # ----- reading and writing the read model ------------------------------------------------------
@@ -483,7 +468,7 @@ def write(conn: Connection, out: Writes) -> None:
 
 
 def _table_line(conn: Connection, index: TableIndex) -> None:
-    rnd = index.fold.table.current_round
+    view = index.fold.table.view()
     conn.exec_driver_sql(
         "UPDATE floor_tables SET indexed_seq = %(seq)s, last_event_at = %(last_at)s, "
         "last_event_type = %(last_type)s, status = %(status)s, round_in_play = %(rnd)s, "
@@ -496,9 +481,9 @@ def _table_line(conn: Connection, index: TableIndex) -> None:
             "last_at": index.last_at,
             "last_type": index.last_type,
             "status": index.status(),
-            "rnd": rnd.number if rnd is not None else None,
+            "rnd": view.round.number if view.round is not None else None,
             "rnd_at": index.current["started_at"] if index.current is not None else None,
-            "played": index.fold.table.rounds_played,
+            "played": view.rounds_played,
             "shoe": index.shoe_seq,
             "dealer": index.dealer,
             "devices": json.dumps(index.devices),

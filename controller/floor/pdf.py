@@ -21,6 +21,8 @@ from reportlab.platypus import (
     TableStyle,
 )
 
+from controller.roundtext import SETTLEMENT_HEAD, hand_rows, settlement_rows
+
 _styles = getSampleStyleSheet()
 H1 = ParagraphStyle("h1", parent=_styles["Heading1"])
 H2 = ParagraphStyle("h2", parent=_styles["Heading2"])
@@ -187,36 +189,14 @@ def round_story(doc: dict[str, Any]) -> list[Flowable]:
         )
     if doc["dealer"]:
         story.append(_p("Hands", H2))
-        rows = [["dealer", " ".join(doc["dealer"]["cards"]), doc["dealer"]["total"], ""]]
-        rows += [
-            [
-                f"box {h['box']} hand {h['hand'] + 1}",
-                " ".join(h["cards"]),
-                h["total"],
-                h["outcome"] or "",
-            ]
-            for h in doc["hands"]
+        rows: list[list[Any]] = [
+            ["dealer", " ".join(doc["dealer"]["cards"]), doc["dealer"]["total"], ""]
         ]
+        rows += [list(row) for row in hand_rows(doc)]
         story.append(_table(["hand", "cards", "total", "outcome"], rows))
     if doc["settlements"]:
         story.append(_p("Settlements", H2))
-        story.append(
-            _table(
-                ["player", "box", "hand", "kind", "staked", "returned", "net"],
-                [
-                    [
-                        s["player"],
-                        s["box"],
-                        s["hand"] + 1,
-                        s["kind"],
-                        s["staked"],
-                        s["returned"],
-                        s["net"],
-                    ]
-                    for s in doc["settlements"]
-                ],
-            )
-        )
+        story.append(_table(list(SETTLEMENT_HEAD), [list(row) for row in settlement_rows(doc)]))
         story.append(_p(f"Wagered {doc['wagered']}; the house won {doc['result']}.", BODY))
     story.append(_p("Flags", H2))
     story.append(

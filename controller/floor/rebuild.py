@@ -24,13 +24,13 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from controller.engine import Applied, Decision, Role, SnapshotError
+from controller.engine import Applied, Decision, Role, SnapshotError, money
 from controller.engine.results import RoundResult
 from controller.floor.indexer import fold_at, round_money
 from controller.floor.schema import Floor
 from controller.floor.settings import FloorSettings, parse_recorded
 from controller.service.flags import banner
-from controller.service.view import box_views, describe_event, flag_view, rescues_taken
+from controller.service.view import box_views, describe_event, flag_view
 from controller.store.canonical import ChainRecord
 from controller.store.fold import Fold
 
@@ -87,14 +87,9 @@ class Rebuilt:
 def _hands_now(fold: Fold, applied: Applied) -> tuple[dict[tuple[int, int], list[str]], list[str]]:
     """Every hand's cards and the dealer's, just after an event (the ended round's, if it
     ended)."""
-    rnd = fold.table.current_round
+    rnd = fold.table.view().round
     if rnd is not None:
-        hands = {
-            (box.number, i): list(hand.cards)
-            for box in rnd.ordered_boxes()
-            for i, hand in enumerate(box.hands)
-        }
-        return hands, list(rnd.dealer)
+        return {key: list(cards) for key, cards in rnd.hands().items()}, list(rnd.dealer)
     if applied.settled is not None:
         return (
             {(h["box"], h["hand"]): list(h["cards"]) for h in applied.settled.hands},
@@ -126,9 +121,10 @@ def _who(
         if name is None:
             name = str(player) if player is not None else None
         if name is None and isinstance(box, int):
-            rnd = fold.table.current_round
-            if rnd is not None and box in rnd.boxes:
-                name = rnd.boxes[box].controller
+            rnd = fold.table.view().round
+            found = rnd.box(box) if rnd is not None else None
+            if found is not None:
+                name = found.controller
     elif role == str(Role.SUPERVISOR):
         name = str(body["actor"]) if body.get("actor") else None
     elif role == str(Role.DEALER):
@@ -172,11 +168,9 @@ def rebuild(
         fold = fold_at(table_id, setup, None, 0)
     rules = fold.setup.rules
     boxes = fold.setup.boxes
-    seen: dict[int, dict[str, Any]] = {}
     prev_hash: str | None = None
     offered: dict[str, Any] | None = None  # a 16.4 card on offer, until it goes somewhere
     round_flags: list[dict[str, Any]] = []
-    rescues: set[tuple[int, int, int, str]] = set()  # as the screen notes them, for its payouts
     for record in floor.store.iter_records(table_id, after=start - 1, upto=last_seq):
         if not _chain_link(record, prev_hash, out):
             pass
@@ -190,13 +184,11 @@ def rebuild(
         watching = record.seq >= first_seq
         if not watching:
             fold.apply(record.seq, body)
-            _note_rescue(fold, kind, body, rescues)
             continue
-        opened = fold.table.open_decisions()
+        opened = fold.table.view().open
         who = _who(body, opened, fold, dealer)
         hands_before, dealer_before = _hands_now(fold, Applied())
         _event, applied, _derived = fold.apply(record.seq, body)
-        _note_rescue(fold, kind, body, rescues)
         hands_after, dealer_after = _hands_now(fold, applied)
         at = parse_recorded(record.recorded_at)
         # Each flag as the dealer's banner showed it: the words that fit its case and what the
@@ -249,7 +241,7 @@ def rebuild(
             if moved:
                 entry["to"] = moved[0]
             else:
-                rnd = fold.table.current_round
+                rnd = fold.table.view().round
                 note = next((f["not_dealt"] for f in flags if f.get("not_dealt")), None)
                 entry["not_dealt"] = note or "not dealt"
                 if rnd is not None and rnd.pending_card == body.get("card"):
@@ -269,7 +261,6 @@ def rebuild(
                     else None
                 ),
             }
-            seen[int(body["box"])] = reading
             out.camera.setdefault(int(body["box"]), []).append(
                 {"seq": record.seq, "local": settings.local(at), **reading}
             )
@@ -300,12 +291,10 @@ def rebuild(
             )
         if applied.settled is not None and applied.settled.round == number:
             out.result = applied.settled
-        step["screen"] = _screen(fold, boxes, seen, round_flags, rescues)
+        step["screen"] = _screen(fold, boxes, round_flags)
         out.steps.append(step)
     if out.result is None:
-        for kept in fold.table.rounds:
-            if kept.round == number:
-                out.result = kept
+        out.result = fold.table.round_result(number)
     return out
 
 
@@ -352,41 +341,34 @@ def _moved(
     return out
 
 
-def _note_rescue(
-    fold: Fold, kind: str, body: Mapping[str, Any], rescues: set[tuple[int, int, int, str]]
-) -> None:
-    if kind == "rescue":
-        rnd = fold.table.current_round
-        rescues |= rescues_taken(rnd, int(body.get("box") or 0), str(body.get("player")))
-
-
-def _screen(
-    fold: Fold,
-    boxes: int,
-    seen: Mapping[int, Mapping[str, Any]],
-    flags: list[dict[str, Any]],
-    rescues: set[tuple[int, int, int, str]],
-) -> dict[str, Any]:
+def _screen(fold: Fold, boxes: int, flags: list[dict[str, Any]]) -> dict[str, Any]:
     """The dealer's screen after an event, drawn as the table's screen draws it."""
-    table = fold.table
-    due = table.due().to_dict()
-    rnd = table.current_round
-    last = table.rounds[-1].to_dict() if table.rounds else None
-    settled_now = due.get("phase") in ("settled", "void") or rnd is None
+    view = fold.table.view()
+    due = dict(view.due)
+    rnd = view.round
+    last = view.last_round.to_dict() if view.last_round is not None else None
+    between = rnd is None
+    seen = {
+        s.box: {
+            "amount": money(s.amount),
+            "confidence": float(s.confidence) if s.confidence is not None else None,
+        }
+        for s in view.seen
+    }
     return {
         "phase": due.get("phase"),
         "round": due.get("round"),
         "prompts": due.get("prompts"),
         "next_card": due.get("next_card"),
-        "dealer": due.get("dealer") if rnd is not None or last is None else last.get("dealer"),
+        "dealer": last.get("dealer") if between and last is not None else due.get("dealer"),
         "boxes": box_views(
             boxes,
             due,
             seen,
-            last if settled_now else None,
+            last if between else None,
             flags,
             rules=fold.setup.rules,
-            rescues=rescues,
+            rescues=view.rescues,
         ),
         "last_round": last.get("round") if last else None,
         "shown_round": rnd.number if rnd is not None else (last.get("round") if last else None),

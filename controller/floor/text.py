@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.roundtext import round_lines
+
 
 def _t(times: dict[str, str] | None) -> str:
     if not times or not times.get("local"):
@@ -62,23 +64,10 @@ def format_round(doc: dict[str, Any]) -> str:
             out.append(f"  box {w['box']}: recorded {rec or '-'}; camera {seen or '-'}")
     if doc["dealer"]:
         out.append("")
-        out.append(f"dealer: {' '.join(doc['dealer']['cards']) or '-'} ({doc['dealer']['total']})")
-        for h in doc["hands"]:
-            out.append(
-                f"box {h['box']} hand {h['hand'] + 1}: {' '.join(h['cards'])} ({h['total']}) "
-                f"{h['outcome'] or '-'}{'  doubled' if h['doubled'] else ''}"
-            )
+        # The round's hands and settlements as every text of a round prints them; the flags
+        # follow below with the rule's words.
+        out.extend(round_lines({**doc, "flags": [], "dealers": []}))
     if doc["settlements"]:
-        out.append("")
-        out.append(
-            f"  {'player':<10} {'box':>3} {'hand':>4}  {'kind':<12} {'staked':>9} "
-            f"{'returned':>9} {'net':>9}"
-        )
-        for s in doc["settlements"]:
-            out.append(
-                f"  {s['player']:<10} {s['box']:>3} {s['hand'] + 1:>4}  {s['kind']:<12} "
-                f"{s['staked']:>9} {s['returned']:>9} {s['net']:>9}"
-            )
         out.append(f"  wagered {doc['wagered']}; the house won {doc['result']}")
     if doc["flags"]:
         out.append("")

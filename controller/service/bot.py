@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from controller.engine import Decision, Kind, Role
+from controller.engine import DayState, Decision, Kind, Role
 from controller.service.core import TableService
 from controller.sim.strategy import Strategy, StrategyError, load_strategy, strategy_path
 
@@ -73,6 +73,7 @@ class Look:
     decisions: tuple[Decision, ...]
     next_card: tuple[int | None, int | None] | None  # (box, hand); (None, None) for the dealer
     up: str | None  # the dealer's first card
+    shuffle_due: bool = False  # no shoe loaded, or the cutting card came out (16.9, 16.10)
     hands: dict[tuple[int, int], tuple[list[str], int]] = field(default_factory=dict)
     staked: dict[int, Decimal] = field(default_factory=dict)  # box -> its initial wagers
 
@@ -142,9 +143,8 @@ class DealerBot:
         """Do the next thing the table needs; returns what was done ("wait" if nothing)."""
         look = self.look()
         self.steps += 1
-        kinds = {d.kind for d in look.decisions}
         if look.phase == "idle":
-            return self._between_rounds(look, Kind.SHUFFLE in kinds)
+            return self._between_rounds(look, look.shuffle_due)
         self._settled_at = None
         if look.phase == "betting":
             return self._betting(look)
@@ -163,25 +163,24 @@ class DealerBot:
         return "wait"
 
     def look(self) -> Look:
-        """Read the table as it is now, under the service's lock (one writer at a time)."""
-        service = self.service
-        with service._lock:
-            table = service.table
-            rnd = table.current_round
-            target = table.next_card()
-            look = Look(
-                phase=str(rnd.phase) if rnd is not None else "idle",
-                round=rnd.number if rnd is not None else table.rounds_played + 1,
-                rounds_played=table.rounds_played,
-                decisions=table.open_decisions(),
-                next_card=None if target is None else (target.box, target.hand),
-                up=rnd.dealer[0] if rnd is not None and rnd.dealer else None,
-            )
-            if rnd is not None:
-                for number, box in rnd.boxes.items():
-                    look.staked[number] = sum(box.bets.values(), Decimal(0))
-                    for i, hand in enumerate(box.hands):
-                        look.hands[(number, i)] = (list(hand.cards), hand.best)
+        """Read the table as it is now (the service's view: frozen, as of the last event)."""
+        view = self.service.view()
+        rnd = view.round
+        target = view.next_card
+        look = Look(
+            phase=str(view.phase),
+            round=view.number,
+            rounds_played=view.rounds_played,
+            decisions=view.open,
+            next_card=None if target is None else (target.box, target.hand),
+            up=rnd.dealer[0] if rnd is not None and rnd.dealer else None,
+            shuffle_due=view.shoe is None or view.reshuffle_due,
+        )
+        if rnd is not None:
+            for box in rnd.boxes:
+                look.staked[box.number] = box.staked
+                for hand in box.hands:
+                    look.hands[(box.number, hand.hand)] = (list(hand.cards), hand.total)
         return look
 
     def _between_rounds(self, look: Look, shuffle_due: bool) -> str:
@@ -314,12 +313,10 @@ class DealerBot:
     def change_shoe(self, cards: Cards) -> None:
         """Open the table if it is not open, end and read out the shoe in play, inspect the
         decks never checked, confirm the shuffle's steps, load the next shoe."""
-        with self.service._lock:
-            table = self.service.table
-            signed_in = table.dealer_on_duty == self.dealer
-            opening = table.day.state == "closed"
-            shoe = table.shoe
-            in_play = shoe is not None and not shoe.ended
+        view = self.service.view()
+        signed_in = view.dealer == self.dealer
+        opening = view.day.state is DayState.CLOSED
+        in_play = view.shoe is not None and not view.shoe.ended
         if not signed_in:
             self._send({"type": "dealer", "dealer": self.dealer}, actor=self.dealer)
         if opening:
@@ -330,8 +327,7 @@ class DealerBot:
             self._send({"type": "shoe_end"}, actor=self.dealer)
             cards.read_out()
         serials = cards.decks()
-        with self.service._lock:
-            known = dict(self.service.table.deck_status)
+        known = {d.serial for d in self.service.view().decks}
         for serial in serials:
             if serial in known:
                 continue  # it passed an inspection or a reconciliation (or failed one) today

@@ -16,15 +16,20 @@ screen as not recorded. Once the store is back the held events are recorded in o
 resumes by itself. Held events live in memory only: if the process dies meanwhile they are
 lost, which is why the screen lists them for the dealer to note.
 
-**Beside the engine** the service keeps what the screen needs: device health, the camera's
-wagers, misreads awaiting correction, the dealer on duty (the last ``dealer`` event), the
-devices in manual mode (``manual_mode`` events), and the flags not yet seen: each flag waits
-in :attr:`TableService.pending` until an ``acknowledge`` event names it (or, for a misread, a
-card entered in its place). With dealer sign-in configured, the dealer's taps wait too
-(:meth:`TableService.blocking`). All of it is rebuilt from the stored events at a restart.
+**The table's state is the engine's.** The dealer on duty, the devices in manual mode, the
+flags waiting to be seen and how each was resolved, the misreads awaiting correction, the
+camera's latest reading of each box and the rescues taken all live in the engine
+(:mod:`controller.engine.desk`), are read through its frozen view (:meth:`Table.view`) and
+restored with it from a checkpoint at a restart. The service keeps only what is not the
+table's: the devices' health (and the boxes the working camera cannot read), the audit store's
+health and the shoe events held while it is down, the dealers' and supervisors' sign-in, the
+screens listening, and the screen's list of recent events. With dealer sign-in configured, the
+dealer's taps wait while a flag waits (:meth:`TableService.blocking`).
 
-Nothing here knows the rules: what is due, what is allowed and what is flagged all come from
-``controller.engine``.
+Nothing here knows the rules: what is due, what is allowed (:meth:`Table.check`) and what is
+flagged all come from ``controller.engine``; the service adds only what its devices and people
+decide (a wager comes from the camera while it reads the box; a device that works is not put in
+manual mode; the dealer signs in before the table opens).
 """
 
 from __future__ import annotations
@@ -41,8 +46,8 @@ import structlog
 
 from controller import logs
 from controller.cards import best_total
-from controller.engine import Applied, Table
-from controller.engine.decisions import Decision, Kind, Role
+from controller.engine import Applied, DayState, Phase, Table, TableView, money
+from controller.engine.decisions import Decision
 from controller.events import Event, ScenarioError, TableSetup, parse_event
 from controller.service import flags as banners
 from controller.service.view import (
@@ -50,7 +55,6 @@ from controller.service.view import (
     decision_view,
     describe_event,
     flag_view,
-    rescues_taken,
     supervisor_actions,
     table_actions,
 )
@@ -60,16 +64,12 @@ log = structlog.get_logger("floorctl.service")
 
 Listener = Callable[[], None]
 
-# Misreads awaiting a supervisor's correction that the screen lists (the oldest go first).
-MAX_MISREADS = 20
-# Events the screen re-reads after a restart, at most (see TableService._history_start).
-SCREEN_LOOKBACK = 5000
+# The recent events the screen lists (re-read from the store at a restart: a log, not state).
+RECENT = 40
 # Shoe events kept in memory while the store is down (more than a whole shoe).
 MAX_HELD = 1000
 # Sources whose events happened whether or not the store takes them (kept while it is down).
 KEPT_SOURCES = frozenset({"shoe"})
-# Flags waiting to be seen that the service keeps (the oldest are dropped first, still stored).
-MAX_PENDING = 200
 # The devices a supervisor may put in manual mode, and the states in which each is back.
 MANUAL_DEVICES = ("shoe", "camera")
 DEVICE_UP = frozenset({"ok", "connected"})
@@ -166,31 +166,19 @@ class TableService:
         self._side_lock = threading.Lock()
         self._listeners: list[Listener] = []
         self.devices: dict[str, DeviceState] = {}
-        self.seen: dict[int, dict[str, Any]] = {}  # box -> the camera's latest stable wager
         self.unsure: dict[int, str] = {}  # box -> why the working camera cannot read it
-        self.misreads: dict[int, dict[str, Any]] = {}  # seq -> misread awaiting correction
-        self.misreads_dropped = 0  # older misreads no longer listed (still in the audit log)
         self.halt: dict[str, Any] | None = None  # the store is down: why, since when
         self.held: list[dict[str, Any]] = []  # shoe events kept while the store is down
         self.held_lost = 0  # shoe events beyond MAX_HELD (logged, not kept)
         self._draining = False
-        self.flags: deque[dict[str, Any]] = deque(maxlen=60)
-        self.recent: deque[dict[str, Any]] = deque(maxlen=40)
-        self.last_round: dict[str, Any] | None = None
-        self.seq = event_log.seq
-        self.shoe_seq: int | None = None
-        self.dealer: str | None = None  # the dealer on duty (the last `dealer` event)
-        self.manual: dict[str, dict[str, Any]] = {}  # device -> its manual mode (on)
-        self.pending: dict[tuple[int, str], dict[str, Any]] = {}  # (seq, rule) -> flag
-        self.resolved: dict[tuple[int, str], str] = {}  # (seq, rule) -> who saw or resolved it
-        self.rescues: set[tuple[int, int, int, str]] = set()  # round, box, hand, player
+        self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
         self._ending: set[str] = set()  # devices whose manual mode is being ended
-        start = self._history_start()
-        if start > 0:  # what the screen keeps from before: the dealer, the manual modes
-            for seq, record in event_log.latest(("dealer", "manual_mode"), upto=start):
-                self._track(seq, record, restoring=True)
-        self._restore(event_log.history(after=start))
         self.seq = event_log.seq
+        self._view: TableView = event_log.table.view()
+        # The screen's list of recent events: the last ones stored (the table itself is the
+        # checkpoint's, restored by the recorder; nothing is rebuilt here).
+        for seq, record in event_log.history(after=max(0, self.seq - RECENT)):
+            self.recent.append(_recent(seq, record))
         logs.bind_table(table=self.setup.table_id)
         self._bind_ids()
 
@@ -199,98 +187,67 @@ class TableService:
         """The round engine's table (the recorder's: it may rebuild it after a store fault)."""
         return self.log.table
 
-    def _history_start(self) -> int:
-        """After a restart, the screen re-reads the events after this one: the current shoe's
-        (from its shuffle), those since the flags it shows were raised, the last ones it
-        lists; never more than :data:`SCREEN_LOOKBACK`, so a restart does not grow with the
-        table's life."""
-        table = self.table
-        seq = self.log.seq
-        marks = [seq - (self.recent.maxlen or 0), table.shoes[-1].seq - 1 if table.shoes else 0]
-        shown = [r.flags for r in table.rounds[-2:]] + [table.unassigned]
-        if table.current_round is not None:
-            shown.append(table.current_round.flags)
-        marks.extend(f.seq - 1 for flags in shown for f in flags)
-        return max(0, min(marks), seq - SCREEN_LOOKBACK)
+    def view(self) -> TableView:
+        """The table as of the last event recorded (frozen: safe to read from any thread)."""
+        return self._view
 
-    def _restore(self, history: Iterator[tuple[int, dict[str, Any]]]) -> None:
-        """After a restart: what the screen shows beside the engine, from the stored events."""
-        table = self.table
-        live = table.current_round
-        every_flag = [f for r in table.rounds for f in r.flags]
-        every_flag += list(live.flags) if live is not None else []
-        every_flag += list(table.unassigned)
-        round_of_seq = {f.seq: f.round for f in every_flag}
-        types: dict[int, Mapping[str, Any]] = {}
-        for seq, record in history:
-            kind = str(record.get("type"))
-            if seq in round_of_seq:
-                types[seq] = record
-            if kind == "misread":
-                self._add_misread(seq, record, round_of_seq.get(seq))
-            self._track(seq, record, restoring=True)
-            if kind == "wager_seen" and isinstance(record.get("box"), int):
-                self.seen[record["box"]] = {"amount": str(record.get("amount")), "confidence": None}
-            self.recent.append(_recent(seq, record))
+    @property
+    def dealer(self) -> str | None:
+        """The dealer on duty (the last ``dealer`` event)."""
+        return self._view.dealer
+
+    @property
+    def last_round(self) -> dict[str, Any] | None:
+        """The last round ended, as the replay document gives it (None before the first)."""
+        last = self._view.last_round
+        return last.to_dict() if last is not None else None
+
+    @property
+    def manual(self) -> dict[str, dict[str, Any]]:
+        """The devices in manual mode, as the screen lists them."""
+        return {
+            str(m.device): {
+                "device": str(m.device),
+                "since": m.since,
+                "by": self._shown(m.by),
+                "reason": m.reason,
+            }
+            for m in self._view.manual
+        }
+
+    @property
+    def pending(self) -> dict[tuple[int, str], dict[str, Any]]:
+        """The flags waiting to be seen, oldest first, as the screen shows them."""
         words = self.setup.rules.words
-        earlier = [f for r in table.rounds[-2:] for f in r.flags]
-        current = list(table.current_round.flags) if table.current_round is not None else []
-        current += list(table.unassigned)  # before the first round
-        for f in earlier + current:
-            view = flag_view(f.to_dict(), f.round, words(f.rule), f.seq)
-            raised_by = types.get(f.seq) or {}
-            view["event_type"] = raised_by.get("type")
-            _misread_words(view, raised_by)
-            self.flags.append(view)
-            key = (f.seq, f.rule)
-            if key not in self.resolved and not self._settled_misread(view):
-                self._pend(view)
-        if table.rounds:
-            self.last_round = table.rounds[-1].to_dict()
+        out: dict[tuple[int, str], dict[str, Any]] = {}
+        for p in self._view.pending:
+            view = flag_view(
+                {"rule": p.rule, "box": p.box, "message": p.messages[0]},
+                p.round,
+                words(p.rule),
+                p.seq,
+            )
+            view["event_type"] = p.kind
+            _misread_words(view)
+            view["messages"] = [view["message"], *p.messages[1:]]
+            out[(p.seq, p.rule)] = view
+        return out
 
-    def _settled_misread(self, view: Mapping[str, Any]) -> bool:
-        """A misread flag whose misread is no longer awaiting correction."""
-        return view.get("event_type") == "misread" and view.get("seq") not in self.misreads
+    @property
+    def misreads(self) -> dict[int, dict[str, Any]]:
+        """The misreads awaiting a supervisor's correction, by their event."""
+        return {
+            m.seq: {"seq": m.seq, "raw": m.raw, "note": m.note or None, "round": m.round}
+            for m in self._view.misreads
+        }
 
-    def _track(self, seq: int, record: Mapping[str, Any], *, restoring: bool = False) -> None:
-        """What one recorded event changes beside the engine (live and at a restart)."""
-        kind = record.get("type")
-        actor = record.get("actor")
-        correction = record.get("correction_of")
-        if kind == "card" and isinstance(correction, int) and correction in self.misreads:
-            self.misreads.pop(correction, None)
-            key = (correction, "shoe")
-            self.pending.pop(key, None)
-            self.resolved[key] = f"corrected: {record.get('card')} entered by {self._shown(actor)}"
-        if kind in ("shuffle", "reshuffle_discards"):
-            self.shoe_seq = seq
-        elif kind == "dealer":
-            self.dealer = str(record.get("dealer")) if record.get("dealer") else None
-        elif kind == "manual_mode":
-            device = str(record.get("device"))
-            if record.get("on"):
-                self.manual[device] = {
-                    "device": device,
-                    "since": seq,
-                    "by": self._shown(actor),
-                    "reason": record.get("reason") or "",
-                }
-            else:
-                self.manual.pop(device, None)
-        elif kind == "acknowledge":
-            key = (int(record.get("flag_event") or 0), str(record.get("rule")))
-            self.pending.pop(key, None)
-            self.resolved[key] = f"seen by {self._shown(actor)}"
-            if len(self.resolved) > 4 * MAX_PENDING:
-                del self.resolved[next(iter(self.resolved))]
-        elif kind == "rescue" and not restoring:
-            self._note_rescue(record)
-
-    def _note_rescue(self, record: Mapping[str, Any]) -> None:
-        rnd = self.table.current_round
-        self.rescues |= rescues_taken(rnd, int(record.get("box") or 0), str(record.get("player")))
-        if rnd is not None:
-            self.rescues = {r for r in self.rescues if r[0] >= rnd.number - 1}
+    def _resolution(self, seq: int, rule: str) -> str:
+        r = self._view.resolution(seq, rule)
+        if r is None:
+            return ""
+        if r.how == "corrected":
+            return f"corrected: {r.card} entered by {self._shown(r.by)}"
+        return f"seen by {self._shown(r.by)}"
 
     def _shown(self, actor: Any) -> str:
         """An actor as the screen names them: a dealer by id, a supervisor by role (the state is
@@ -298,17 +255,6 @@ class TableService:
         if not actor:
             return "?"
         return "a supervisor" if str(actor) in self.supervisors else str(actor)
-
-    def _pend(self, view: Mapping[str, Any]) -> None:
-        """A flag waits to be seen (several flags of one rule at one event wait as one)."""
-        key = (int(view.get("seq") or 0), str(view.get("rule")))
-        waiting = self.pending.get(key)
-        if waiting is not None:
-            waiting["messages"].append(view.get("message"))
-            return
-        self.pending[key] = {**view, "messages": [view.get("message")]}
-        while len(self.pending) > MAX_PENDING:
-            del self.pending[next(iter(self.pending))]
 
     # ----- inputs -----------------------------------------------------------------------
 
@@ -431,48 +377,27 @@ class TableService:
             flags=[f["rule"] for f in result.flags],
         )
 
-    def _add_misread(self, seq: int, record: Mapping[str, Any], rnd: int | None) -> None:
-        self.misreads[seq] = {
-            "seq": seq,
-            "raw": record.get("raw", ""),
-            "note": record.get("note"),
-            "round": rnd,
-        }
-        while len(self.misreads) > MAX_MISREADS:
-            del self.misreads[min(self.misreads)]
-            self.misreads_dropped += 1
-
     def _note(
         self, seq: int, event: Event, record: Mapping[str, Any], applied: Applied
     ) -> Submitted:
         self.seq = seq
+        self._view = self.table.view()
         rules = self.setup.rules
-        flags = [flag_view(f.to_dict(), f.round, rules.words(f.rule), seq) for f in applied.flags]
-        for view in flags:
-            view["event_type"] = event.type
-            _misread_words(view, record)
-        self.flags.extend(flags)
-        if event.type == "misread":
-            rnd = self.table.current_round
-            self._add_misread(seq, record, rnd.number if rnd is not None else None)
-        self._track(seq, record)
-        for view in flags:
-            self._pend(view)
-        if event.type == "wager_seen" and event.box is not None:
-            self.seen[event.box] = {
-                "amount": str(event.amount),
-                "confidence": float(event.confidence) if event.confidence is not None else None,
-            }
+        flags = []
+        for f in applied.flags:
+            view = flag_view(f.to_dict(), f.round, rules.words(f.rule), seq)
+            view["event_type"] = f.kind
+            _misread_words(view)
+            flags.append(view)
         self.recent.append(_recent(seq, record))
         settled = applied.settled.to_dict() if applied.settled is not None else None
-        if settled is not None:
-            self.last_round = settled
         self._bind_ids()
         return Submitted(seq=seq, flags=flags, settled=settled)
 
     def _bind_ids(self) -> None:
-        rnd = self.table.current_round
-        logs.bind_table(shoe=self.shoe_seq, round=rnd.number if rnd is not None else None)
+        view = self._view
+        shoe = view.shoe.load if view.shoe is not None else None
+        logs.bind_table(shoe=shoe, round=view.round.number if view.round is not None else None)
 
     # ----- devices ----------------------------------------------------------------------
 
@@ -515,6 +440,7 @@ class TableService:
                 for seq, record in self.log.history(after=self.seq):
                     self._note(seq, parse_event(record), record, Applied())
                 self.seq = self.log.seq
+                self._view = self.table.view()
             self._drain()
         self._notify()
 
@@ -561,80 +487,52 @@ class TableService:
         finally:
             self._ending.discard(device)
 
-    def opening_refusal(self, event: Mapping[str, Any]) -> str:
-        """Why an opening or closing tap is not open now ("" when it is): the table's day
-        (6.1-6.3) as the engine keeps it — opened, decks inspected, steps confirmed, closed."""
-        with self._lock:
-            due = self.table.due().to_dict()
-            live = self.table.current_round is not None
+    def refusal(self, event: Mapping[str, Any], *, supervisor: bool = False) -> str:
+        """Why this input may not be recorded now ("" when it may): what the devices and the
+        sign-in decide, then the engine's answer (:meth:`Table.check`). A supervisor's wager is
+        not the camera's to refuse (the dealer's is, while the camera reads the box)."""
         kind = str(event.get("type"))
-        day = due.get("opening")
-        shoe = due.get("shoe")
-        inspecting = due.get("inspection") is not None
-        if kind == "inspect_end":
-            return "" if inspecting else "no deck is under inspection"
-        if live:
-            return f"{kind.replace('_', ' ')}: not during a round"
-        if inspecting:
-            return "a deck is under inspection: end it first"
-        if kind == "open_table":
-            if day is not None:
-                return "the table is open already"
-            if self.sign_in_required and self.dealer is None:
-                return "the dealer signs in before the table opens"
-            return ""
-        if kind == "close_table":
-            return "" if day is not None else "the table is not open"
-        if kind == "inspect":
-            return ""
-        if kind == "opening_step":
-            if day is None:
-                return "the table is not open: a supervisor opens it first"
-            step = event.get("step")
-            if day.get("state") == "opening" and step != "cut" and step not in day["to_do"]:
-                return f"{step} is confirmed already"
-            return ""
-        if kind == "shoe_end":
-            if shoe is None:
-                return "no shoe is loaded"
-            if shoe.get("ended"):
-                return "this shoe has ended: its cards are being read out"
-            return ""
-        return f"{kind.replace('_', ' ')} is not open now"
+        if kind == "open_table" and self.sign_in_required and self.dealer is None:
+            return "the dealer signs in before the table opens"
+        if kind == "bet" and not supervisor:
+            why = self.bet_refusal(int(event["box"]))
+            if why:
+                return why
+        if kind == "manual_mode" and event.get("on"):
+            device = str(event.get("device"))
+            if device not in self.manual and self.device(device).state in DEVICE_UP:
+                return f"the {device} works: nothing to enter by hand"
+        try:
+            parsed = parse_event(event)
+        except ScenarioError:
+            return ""  # malformed, not refused: submit() answers that, naming the field
+        with self._lock:
+            refused = self.table.check(parsed)
+        return "" if refused is None else refused.reason
 
     def opening_by(self, supervisor: str | None = None) -> list[str]:
         """Who opens the table or inspects a deck: the dealer on duty and the supervisor."""
-        with self._lock:
-            day = self.table.due().to_dict().get("opening") or {}
-        out = [str(x) for x in day.get("by") or []]
-        for who in (self.dealer, supervisor):
+        view = self._view
+        out = list(view.day.by) if view.day.state is not DayState.CLOSED else []
+        for who in (view.dealer, supervisor):
             if who and who not in out:
                 out.append(who)
         return out[:8]
 
     def open_now(self) -> tuple[Decision, ...]:
-        """The decisions open now: the engine's, and a new shoe between rounds."""
-        with self._lock:
-            return self._with_new_shoe(self.table.due().open)
-
-    def _with_new_shoe(self, opened: tuple[Decision, ...]) -> tuple[Decision, ...]:
-        """Between rounds a dealer may always load a new shoe (the engine takes a shuffle then
-        without a flag); the engine lists it only when one is due (no shoe, 16.9, 16.10)."""
-        if self.table.current_round is not None or any(d.kind is Kind.SHUFFLE for d in opened):
-            return opened
-        return (*opened, Decision(Kind.SHUFFLE, Role.DEALER, "6.3"))
+        """What may be decided now, as the engine answers it (the screen's buttons)."""
+        return self._view.open
 
     def supervisor_actions(self) -> list[dict[str, Any]]:
         """The supervisor's actions open now (void, reshuffle the discards)."""
-        with self._lock:
-            return supervisor_actions(self.table.due().open, self.table.current_round)
+        view = self._view
+        return supervisor_actions(view.open, view.round)
 
     def blocking(self) -> dict[str, Any] | None:
         """The oldest flag not yet seen, when it holds the dealer's taps (sign-in configured)."""
-        with self._lock:
-            if not self.sign_in_required or not self.pending:
-                return None
-            return dict(next(iter(self.pending.values())))
+        if not self.sign_in_required or not self._view.pending:
+            return None
+        return dict(next(iter(self.pending.values())))
 
     def camera_seen(self, event: Mapping[str, Any]) -> list[Submitted]:
         """The chip camera's stable wager for a box changed (a `wager_seen` event).
@@ -709,6 +607,16 @@ class TableService:
                 bet["note"] = note
             return self.submit(bet, source="manual", actor=actor)
 
+    def seen(self) -> dict[int, dict[str, Any]]:
+        """The camera's latest stable reading of each box, as the screen shows it."""
+        return {
+            s.box: {
+                "amount": money(s.amount),
+                "confidence": float(s.confidence) if s.confidence is not None else None,
+            }
+            for s in sorted(self._view.seen, key=lambda s: s.box)
+        }
+
     def sync_camera_bets(self) -> list[Submitted]:
         """At "no more bets", while the camera works: what it sees on each box becomes that
         box's wager where none is recorded, and is restated to the engine where the round
@@ -719,113 +627,118 @@ class TableService:
         with self._lock:
             if self.device("camera").state not in ("ok", "connected"):
                 return out
-            current = {b: s for b, s in sorted(self.seen.items()) if b not in self.unsure}
-            for box, seen in current.items():
-                bet = self._camera_bet(box, Decimal(str(seen["amount"])))
+            current = {s.box: s.amount for s in self._view.seen if s.box not in self.unsure}
+            for box, amount in sorted(current.items()):
+                bet = self._camera_bet(box, amount)
                 if bet is not None:
                     out.append(self.submit(bet, source="camera"))
-            views = {b.get("box"): b for b in self.due().get("boxes") or []}
-            for box, seen in current.items():
-                amount = Decimal(str(seen["amount"]))
-                known = (views.get(box) or {}).get("seen")
-                if amount > 0 and (known is None or Decimal(str(known)) != amount):
-                    restate = {"type": "wager_seen", "box": box, "amount": str(amount)}
+            rnd = self._view.round
+            for box, amount in sorted(current.items()):
+                view = rnd.box(box) if rnd is not None else None
+                known = view.seen if view is not None else None
+                if amount > 0 and known != amount:
+                    restate = {"type": "wager_seen", "box": box, "amount": money(amount)}
                     out.append(self.submit(restate, source="camera"))
         return out
 
     def _camera_bet(self, box: int, amount: Decimal) -> dict[str, Any] | None:
-        due = self.table.due().to_dict()
-        if due.get("phase") not in ("idle", "betting"):
+        """The bet the camera's reading of ``box`` makes (for the box's controller, or its seat),
+        while bets are open and it changes the box's wager; None otherwise."""
+        view = self._view
+        if view.phase not in (Phase.IDLE, Phase.BETTING):
             return None
-        for view in due.get("boxes") or []:
-            if view.get("box") == box and view.get("controller"):
-                player = str(view["controller"])
-                if Decimal(str(view.get("bets", {}).get(player, "0"))) == amount:
-                    return None
-                return {"type": "bet", "box": box, "player": player, "amount": str(amount)}
+        rnd = view.round
+        found = rnd.box(box) if rnd is not None else None
+        if found is not None and found.controller:
+            player = found.controller
+            if dict(found.bets).get(player, Decimal(0)) == amount:
+                return None
+            return {"type": "bet", "box": box, "player": player, "amount": money(amount)}
         if amount == 0:
             return None
-        return {"type": "bet", "box": box, "player": seat_name(box), "amount": str(amount)}
+        return {"type": "bet", "box": box, "player": seat_name(box), "amount": money(amount)}
 
     # ----- outputs ----------------------------------------------------------------------
 
     def due(self) -> dict[str, Any]:
-        with self._lock:
-            return dict(self.table.due().to_dict())
+        return dict(self._view.due)
 
     def snapshot(self) -> dict[str, Any]:
         """Everything the dealer's screen shows, as one JSON-able document."""
         with self._lock:
-            due_now = self.table.due()
-            due = due_now.to_dict()
-            opened = self._with_new_shoe(due_now.open)
-            rnd = self.table.current_round
-            current_number = rnd.number if rnd is not None else None
-            shown_rounds = {n for n in (current_number, _round_of(self.last_round)) if n}
-            flags = [f for f in self.flags if f.get("round") in shown_rounds or not f.get("round")]
-            settled_now = due.get("phase") in ("settled", "void") or rnd is None
-            payout_round = self.last_round if settled_now else None
-            rules = self.setup.rules
-            return {
-                "seq": self.seq,
-                "table": {
-                    "table_id": self.setup.table_id,
-                    "game": self.setup.game,
-                    "title": getattr(rules, "title", "") or self.setup.game,
-                    "boxes": self.setup.boxes,
-                    "min_bet": str(self.setup.min_bet),
-                    "max_bet": str(self.setup.max_bet),
-                    "ranks": "".join(r for r in "A23456789TJQK" if r not in rules.excluded_ranks),
-                    "natural_name": rules.natural_name,
-                },
-                "due": due,
-                "dealer": _dealer_view(
-                    due.get("dealer")
-                    if rnd is not None or self.last_round is None
-                    else self.last_round.get("dealer")
-                ),
-                "dealt_by": (
-                    ([self.dealer] if self.dealer else [])
-                    if rnd is not None or self.last_round is None
-                    else list(self.last_round.get("dealers") or [])
-                ),
-                "boxes": box_views(
-                    self.setup.boxes,
-                    due,
-                    self.seen,
-                    payout_round,
-                    flags,
-                    rules=rules,
-                    rescues=self.rescues,
-                    unsure=self.unsure,
-                ),
-                "open": [decision_view(d) for d in opened],
-                "table_actions": table_actions(opened, self.setup),
-                "supervisor_actions": supervisor_actions(opened, rnd),
-                "flags": [self._flag_state(f) for f in flags],
-                "alerts": [
-                    banners.banner(f, f.get("event_type"), str(f.get("words", "")), opened)
-                    for f in self.pending.values()
-                ],
-                "blocked": self.sign_in_required and bool(self.pending),
-                "on_duty": {"dealer": self.dealer, "sign_in": self.sign_in_required},
-                "manual": dict(self.manual),
-                "last_round": self.last_round,
-                "devices": self.device_states(),
-                "store": self._store_view(),
-                "misreads": sorted(self.misreads.values(), key=lambda m: m["seq"]),
-                "misreads_dropped": self.misreads_dropped,
-                "recent": [
-                    {**r, "actor": self._shown(r.get("actor"))} if r.get("actor") else r
-                    for r in self.recent
-                ],
-            }
+            view = self._view
+            pending = self.pending
+        due = dict(view.due)
+        opened = view.open
+        rnd = view.round
+        last = self.last_round
+        rules = self.setup.rules
+        words = rules.words
+        flags = []
+        for f in view.flags_shown():
+            shown = flag_view(f.to_dict(), f.round, words(f.rule), f.seq)
+            shown["event_type"] = f.kind
+            _misread_words(shown)
+            flags.append(shown)
+        between = rnd is None
+        return {
+            "seq": view.seq,
+            "table": {
+                "table_id": self.setup.table_id,
+                "game": self.setup.game,
+                "title": getattr(rules, "title", "") or self.setup.game,
+                "boxes": self.setup.boxes,
+                "min_bet": str(self.setup.min_bet),
+                "max_bet": str(self.setup.max_bet),
+                "ranks": "".join(r for r in "A23456789TJQK" if r not in rules.excluded_ranks),
+                "natural_name": rules.natural_name,
+            },
+            "due": due,
+            "dealer": _dealer_view(
+                last.get("dealer") if between and last is not None else due.get("dealer")
+            ),
+            "dealt_by": (
+                list(last.get("dealers") or [])
+                if between and last is not None
+                else ([view.dealer] if view.dealer else [])
+            ),
+            "boxes": box_views(
+                self.setup.boxes,
+                due,
+                self.seen(),
+                last if between else None,
+                flags,
+                rules=rules,
+                rescues=view.rescues,
+                unsure=self.unsure,
+            ),
+            "open": [decision_view(d) for d in opened],
+            "table_actions": table_actions(opened, self.setup),
+            "supervisor_actions": supervisor_actions(opened, rnd),
+            "flags": [self._flag_state(f) for f in flags],
+            "alerts": [
+                banners.banner(f, f.get("event_type"), str(f.get("words", "")), opened)
+                for f in pending.values()
+            ],
+            "blocked": self.sign_in_required and bool(pending),
+            "on_duty": {"dealer": view.dealer, "sign_in": self.sign_in_required},
+            "manual": self.manual,
+            "last_round": last,
+            "devices": self.device_states(),
+            "store": self._store_view(),
+            "misreads": sorted(self.misreads.values(), key=lambda m: m["seq"]),
+            "misreads_dropped": view.misreads_dropped,
+            "recent": [
+                {**r, "actor": self._shown(r.get("actor"))} if r.get("actor") else r
+                for r in self.recent
+            ],
+        }
 
     def _flag_state(self, view: Mapping[str, Any]) -> dict[str, Any]:
         key = (int(view.get("seq") or 0), str(view.get("rule")))
         out = banners.banner(view, view.get("event_type"), str(view.get("words", "")))
-        out["state"] = "waiting" if key in self.pending else "done"
-        out["resolution"] = self.resolved.get(key, "")
+        out["state"] = "waiting" if self._view.waiting(*key) is not None else "done"
+        out["resolution"] = self._resolution(*key)
         return out
 
     def _store_view(self) -> dict[str, Any]:
@@ -885,11 +798,14 @@ def _recent(seq: int, record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _misread_words(view: dict[str, Any], record: Mapping[str, Any]) -> None:
+MISREAD_TODO = ": enter or correct it by hand"
+
+
+def _misread_words(view: dict[str, Any]) -> None:
     """A misread's flag says what happened; what to do (and whether it was done) is the
     banner's and the resolution's to say, so a corrected misread no longer asks for it."""
     if view.get("event_type") == "misread" and view.get("rule") == "shoe":
-        view["message"] = f"the shoe reader could not read a card (“{record.get('raw', '')}”)"
+        view["message"] = str(view.get("message", "")).removesuffix(MISREAD_TODO)
 
 
 def _dealer_view(hand: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -902,10 +818,3 @@ def _dealer_view(hand: Mapping[str, Any] | None) -> dict[str, Any]:
 def seat_name(box: int) -> str:
     """The name a box's seated player gets when the camera (not a person) made the wager."""
     return f"box{box}"
-
-
-def _round_of(result: Mapping[str, Any] | None) -> int | None:
-    if result is None:
-        return None
-    number = result.get("round")
-    return number if isinstance(number, int) else None

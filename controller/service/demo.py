@@ -441,9 +441,11 @@ class Demo:
     def progress(self) -> str:
         assert self.table is not None
         service = self.table.service
-        rounds = service.table.rounds
-        flags = sum(len(r.flags) for r in rounds)
-        house = -sum((s.net for r in rounds for s in r.settlements), Decimal(0))
+        with service._lock:  # the replay document: every round this demo's table played
+            doc = service.table.result()
+        rounds = [r for r in doc["rounds"] if r["status"] != "incomplete"]
+        flags = sum(len(r["flags"]) for r in rounds)
+        house = -sum((Decimal(s["net"]) for r in rounds for s in r["settlements"]), Decimal(0))
         target = f"/{self.options.rounds}" if self.options.rounds else ""
         sign = "+" if house >= 0 else "-"
         return (
@@ -491,7 +493,8 @@ class Demo:
                     ("\r" if self.out.isatty() else "") + line, end=end, file=self.out, flush=True
                 )
                 last = line
-            if self.options.rounds and len(self.table.service.table.rounds) >= self.options.rounds:
+            played = self.table.service.view().rounds_played
+            if self.options.rounds and played >= self.options.rounds:
                 loop.call_soon_threadsafe(_finish, finished)
                 return
             time.sleep(0.2)

@@ -14,7 +14,7 @@ from typing import Any
 
 from controller.engine.decisions import Decision, Kind, Role
 from controller.engine.results import money
-from controller.engine.state import Round
+from controller.engine.tableview import RoundView
 from controller.events import TableSetup
 from controller.rules import RuleSet
 from controller.service.payview import round_lines
@@ -30,23 +30,6 @@ def flag_view(flag: Mapping[str, Any], round_number: int, words: str, seq: int) 
         "message": str(flag.get("message", "")),
         "words": words,
     }
-
-
-def rescues_taken(
-    rnd: Round | None, box_number: int, player: str
-) -> set[tuple[int, int, int, str]]:
-    """After a ``rescue`` event: the hands (round, box, hand, player) whose double that player
-    took back. The settlement's figures alone cannot always say (a rescue and 12.7 both return
-    the double when the dealer makes pontoon), so the screen and the floor's replay note them."""
-    box = rnd.boxes.get(box_number) if rnd is not None else None
-    if rnd is None or box is None:
-        return set()
-    taken = set()
-    for i, hand in enumerate(box.hands):
-        wager = hand.wager_of(player)
-        if wager is not None and wager.rescued:
-            taken.add((rnd.number, box.number, i, wager.player))
-    return taken
 
 
 def box_views(
@@ -230,7 +213,7 @@ def table_actions(opened: Iterable[Decision], setup: TableSetup) -> list[dict[st
     return actions
 
 
-def supervisor_actions(opened: Iterable[Decision], rnd: Round | None) -> list[dict[str, Any]]:
+def supervisor_actions(opened: Iterable[Decision], rnd: RoundView | None) -> list[dict[str, Any]]:
     """The supervisor's actions open now: void the round or one of its boxes (16.5) while a
     round is in progress, reshuffle the discards (16.7) when the shoe runs short."""
     out: list[dict[str, Any]] = []
@@ -238,9 +221,11 @@ def supervisor_actions(opened: Iterable[Decision], rnd: Round | None) -> list[di
         if d.kind is Kind.VOID:
             out.append({"type": "void", "label": f"Void round {rnd.number}" if rnd else "Void"})
             if rnd is not None:
-                for number, box in sorted(rnd.boxes.items()):
+                for box in sorted(rnd.boxes, key=lambda b: b.number):
                     if not box.void:
-                        out.append({"type": "void", "box": number, "label": f"Void box {number}"})
+                        out.append(
+                            {"type": "void", "box": box.number, "label": f"Void box {box.number}"}
+                        )
         elif d.kind is Kind.RESHUFFLE_DISCARDS:
             out.append({"type": "reshuffle_discards", "label": "Reshuffle discards (16.7)"})
     return out

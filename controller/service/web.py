@@ -28,8 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Iterable
-from decimal import Decimal
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +37,8 @@ from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
-from controller.engine.decisions import Decision, Kind, Role
-from controller.service.core import DEVICE_UP, TableService
+from controller.engine.decisions import Kind
+from controller.service.core import TableService
 from controller.service.flags import needs
 from controller.service.gate import Gate, allowed_names
 from controller.service.pin import PinGuard
@@ -50,8 +49,8 @@ log = structlog.get_logger("floorctl.web")
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
 # The decisions a dealer's tap takes (the others are the supervisor's).
-DEALER_ROLES = frozenset({Role.DEALER, Role.CONTROLLER, Role.PLAYER, Role.BACK_BETTOR})
-OPENING_TAPS = frozenset({"opening_step", "inspect", "inspect_end", "shoe_end"})
+# The decisions only a supervisor takes (behind the PIN), never from the dealer's taps.
+SUPERVISOR_KINDS = frozenset({str(Kind.VOID), str(Kind.RESHUFFLE_DISCARDS)})
 
 
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
@@ -199,7 +198,7 @@ def create_app(
         if kind == "no_more_bets":
             await asyncio.to_thread(service.sync_camera_bets)
             expect = None
-        source = "manual" if kind in ("card", "bet") else "dealer"
+        source = _source(kind, "dealer")
         if kind == "bet" and (why := service.manual_bet_note(int(event["box"]))):
             event["note"] = why  # a box the camera cannot read: the record says so
         if kind == "inspect" and service.opening_by():
@@ -303,7 +302,7 @@ def create_app(
         reason = _supervisor_refusal(service, event)
         if reason:
             return _error(409, reason)
-        source = "manual" if event["type"] in ("card", "bet") else "supervisor"
+        source = _source(event["type"], "supervisor")
         if event["type"] == "open_table":
             event["by"] = service.opening_by(who)
         result = await asyncio.to_thread(service.submit, event, source=source, actor=who)
@@ -313,92 +312,31 @@ def create_app(
 
 
 def _dealer_refusal(service: TableService, event: dict[str, Any]) -> str:
-    """Why this dealer's tap is not open now ("" when it is)."""
+    """Why this dealer's tap may not be recorded now ("" when it may): the engine's one answer
+    (through the service, which adds its devices' and sign-in's), and a flag only a supervisor
+    resolves."""
     kind = event["type"]
+    if kind in SUPERVISOR_KINDS:
+        return f"{kind.replace('_', ' ')}: a supervisor's action"
     if kind == "acknowledge":
-        return _acknowledge_refusal(service, event, supervisor=False)
-    if kind == "card":
-        if "shoe" not in service.manual:
-            return "cards come from the shoe reader: a supervisor puts the shoe in manual mode"
-        return ""
-    if kind == "bet":
-        return service.bet_refusal(int(event["box"]))
-    if kind in OPENING_TAPS:
-        return service.opening_refusal(event)
-    return not_open(event, service.open_now())
-
-
-def not_open(event: dict[str, Any], opened: Iterable[Decision]) -> str:
-    """Why a dealer's decision or announcement is not among the open ones ("" when it is)."""
-    kind = event["type"]
-    who = event.get("player")
-    amount = Decimal(str(event["amount"])) if event.get("amount") is not None else None
-    near = ""
-    for d in opened:
-        if str(d.kind) != kind or d.by not in DEALER_ROLES:
-            continue
-        if d.box is not None and d.box != event.get("box"):
-            continue
-        if d.kind in (Kind.DOUBLE, Kind.INSURANCE, Kind.RESCUE) and d.player != who:
-            continue
-        if d.kind is Kind.SPLIT and (
-            (who is None) != (d.by is Role.CONTROLLER) or (who is not None and d.player != who)
+        waiting = service.pending.get((int(event["flag_event"]), str(event["rule"])))
+        if waiting is not None and needs(str(event["rule"]), waiting.get("event_type")) == (
+            "supervisor"
         ):
-            continue
-        if amount is not None and d.max is not None and amount > d.max:
-            near = f"{kind} of {amount} on box {d.box}: at most {d.max}"
-            continue
-        if amount is not None and d.min is not None and amount < d.min:
-            near = f"{kind} of {amount} on box {d.box}: at least {d.min}"
-            continue
-        return ""
-    if near:
-        return near
-    where = f" for box {event.get('box')}" if event.get("box") is not None else ""
-    return f"{str(kind).replace('_', ' ')}{where} is not open now"
-
-
-def _acknowledge_refusal(service: TableService, event: dict[str, Any], *, supervisor: bool) -> str:
-    key = (int(event["flag_event"]), str(event["rule"]))
-    waiting = service.pending.get(key)
-    if waiting is None:
-        return f"no flag of rule {key[1]} at event #{key[0]} is waiting to be seen"
-    if not supervisor and needs(key[1], waiting.get("event_type")) == "supervisor":
-        return f"rule {key[1]}: a supervisor resolves this flag"
-    return ""
+            return f"rule {event['rule']}: a supervisor resolves this flag"
+    return service.refusal({**event, "source": _source(kind, "dealer")})
 
 
 def _supervisor_refusal(service: TableService, event: dict[str, Any]) -> str:
-    """Why this supervisor action is not open now ("" when it is)."""
-    kind = event["type"]
-    snapshot_actions = service.supervisor_actions()
-    if kind in ("void", "reshuffle_discards"):
-        for action in snapshot_actions:
-            if action["type"] == kind and action.get("box") == event.get("box"):
-                return ""
-        what = f"void box {event['box']}" if event.get("box") is not None else kind
-        return f"{what.replace('_', ' ')} is not open now"
-    corrects = event.get("correction_of")
-    if kind == "card" and corrects is not None and corrects not in service.misreads:
-        return f"event #{corrects} is not a misread awaiting correction"
-    if kind == "shuffle":
-        return not_open(event, service.open_now())
-    if kind == "manual_mode":
-        device = event["device"]
-        if event["on"]:
-            if device in service.manual:
-                return f"the {device} is in manual mode already"
-            if not event.get("reason"):
-                return "say why the table goes to manual mode (the reason is recorded)"
-            if service.device(device).state in DEVICE_UP:
-                return f"the {device} works: nothing to enter by hand"
-        elif device not in service.manual:
-            return f"the {device} is not in manual mode"
-    if kind == "acknowledge":
-        return _acknowledge_refusal(service, event, supervisor=True)
-    if kind in ("open_table", "close_table"):
-        return service.opening_refusal(event)
-    return ""
+    """Why this supervisor action may not be recorded now ("" when it may)."""
+    return service.refusal(
+        {**event, "source": _source(event["type"], "supervisor")}, supervisor=True
+    )
+
+
+def _source(kind: str, who: str) -> str:
+    """How an input reaches the table: a card or a bet keyed in is ``manual``."""
+    return "manual" if kind in ("card", "bet") else who
 
 
 def _store_down(service: TableService) -> JSONResponse:

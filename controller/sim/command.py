@@ -18,6 +18,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from controller import argtypes
+from controller.engine import native
 from controller.events import ScenarioError, parse_setup
 from controller.rules import RuleSetError
 from controller.sim.runner import CHUNK_ROUNDS, ProgressBar, SimConfig, default_jobs, run
@@ -184,6 +185,7 @@ def _run(args: argparse.Namespace) -> int:
         "bet": str(bet),
         "penetration": args.penetration,
         "chunk_rounds": CHUNK_ROUNDS,
+        "engine": native.describe(),
         **tally.to_dict(),
         "timing": {
             "jobs": jobs,
@@ -248,6 +250,7 @@ def format_report(doc: dict[str, Any]) -> str:
         f"rules: {rules}",
         f"settings: {describe_settings(doc['settings'])}",
         f"strategy: {doc['strategy']['name']} ({doc['strategy']['file']})",
+        f"engine: {doc.get('engine', 'unknown')}",
         "",
         f"house edge      {he:+.3f}%  ± {se:.3f}% (1 standard error)",
         f"95% interval    {he - 1.96 * se:+.3f}% to {he + 1.96 * se:+.3f}%",

@@ -26,6 +26,7 @@ from typing import Final
 from controller.cards import ALL_CODES
 from controller.engine import Decision, Kind, Role, RoundResult, Table
 from controller.engine.decisions import SCREEN_KINDS
+from controller.engine.results import HAND, SUPER_BONUS
 from controller.events import Event, parse_event, parse_setup
 from controller.sim.runner import SimConfig
 from controller.sim.shoe import SimShoe
@@ -226,8 +227,7 @@ class RoundPlayer:
         """Answer the decisions open for the box; False when none needs an answer now."""
         table = self.table
         actions = {d.kind for d in decisions}
-        rnd = table.current_round
-        up = rnd.dealer[0] if rnd is not None and rnd.dealer else None
+        up = table.dealer_up()
         if INSURANCE in actions and ("insurance", 0, 0) not in considered:
             considered.add(("insurance", 0, 0))
             if self.strategy.insurance:
@@ -278,7 +278,7 @@ class RoundPlayer:
             row_net = s.returned - s.staked
             net += row_net
             staked += s.staked
-            if s.kind == "hand":  # what the money on the hand did
+            if s.kind is HAND:  # what the money on the hand did
                 if s.hand in self._rescued:
                     counts["rescued"] += 1
                     if hands[s.hand]["outcome"] == "push":
@@ -291,7 +291,7 @@ class RoundPlayer:
                     counts["lost"] += 1
                 else:
                     counts["pushed"] += 1
-            elif s.kind == "super_bonus":
+            elif s.kind is SUPER_BONUS:
                 counts["super_bonus"] += 1
         tally.add_round(net, self.bet, staked)
         tally.hands += len(hands)

@@ -287,6 +287,8 @@ def same_state(replayed: Mapping[str, Any], kept: Mapping[str, Any]) -> str | No
     a, b = replayed.get("engine"), kept.get("engine")
     if not isinstance(a, dict) or not isinstance(b, dict):
         return "engine"
+    if b.get("version") == 2 and a.get("version") == 3:
+        a = as_version_2(a)
     keys: list[str] = sorted(str(k) for k in set(a) | set(b))
     for key in keys:
         if key in ("digest", "keep_rounds"):
@@ -299,6 +301,27 @@ def same_state(replayed: Mapping[str, Any], kept: Mapping[str, Any]) -> str | No
         elif x != y:
             return key
     return None
+
+
+def as_version_2(engine: Mapping[str, Any]) -> dict[str, Any]:
+    """An engine snapshot of format version 3 as version 2 wrote it (no desk; a flag without
+    its event's type), to compare a store's older checkpoints with today's replay."""
+    out = {k: v for k, v in engine.items() if k != "desk"}
+    out["version"] = 2
+
+    def flags(items: Any) -> Any:
+        return [f[:5] for f in items] if isinstance(items, list) else items
+
+    out["unassigned"] = flags(out.get("unassigned"))
+    rnd = out.get("round")
+    if isinstance(rnd, dict):
+        out["round"] = {**rnd, "flags": flags(rnd.get("flags"))}
+    rounds = out.get("rounds")
+    if isinstance(rounds, list):
+        out["rounds"] = [
+            {**r, "flags": flags(r.get("flags"))} if isinstance(r, dict) else r for r in rounds
+        ]
+    return out
 
 
 class Audit:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.events import jsonl_lines
+from controller.roundtext import round_lines
 from controller.store.canonical import ChainRecord
 from controller.store.chain import Problem
 from controller.store.db import StoreError
@@ -198,20 +199,10 @@ def timelines(records: list[ChainRecord]) -> Iterator[tuple[int, str]]:
     setup = fold.setup
     lines: dict[int, list[str]] = {}
     for record in records[1:]:
-        before = fold.table.current_round
+        before = fold.table.in_play()
         event = record.event()
         _ev, applied, _derived = fold.apply(record.seq, event)
-        after = fold.table.current_round
-        if applied.settled is not None:
-            number = applied.settled.round
-        elif after is not None:
-            number = after.number
-        elif before is not None:
-            number = before.number
-        elif applied.flags and applied.flags[0].round > 0:
-            number = applied.flags[0].round
-        else:
-            number = fold.round_of_next()
+        number = fold.round_of(before, applied)
         text = f"{record.seq:>6}  {record.recorded_at:<27}  {_describe_event(event)}"
         if record.corrects is not None:
             text += f"  (corrects event {record.corrects})"
@@ -230,28 +221,15 @@ def timelines(records: list[ChainRecord]) -> Iterator[tuple[int, str]]:
 
 
 def _finish(lines: list[str], fold: Fold, number: int) -> str:
-    result = next((r for r in fold.table.rounds if r.round == number), None)
+    result = fold.table.round_result(number)
     out = list(lines)
     out.append("")
     if result is None:
         out.append("status: in progress when the log ends")
         return "\n".join(out) + "\n"
     doc = result.to_dict()
-    dealer = doc["dealer"]
     out.append(f"status: {doc['status']}")
-    out.append(f"dealer: {' '.join(dealer['cards']) or '-'} ({dealer['total']})")
-    for h in doc["hands"]:
-        out.append(
-            f"box {h['box']} hand {h['hand']}: {' '.join(h['cards'])} ({h['total']}) "
-            f"{h['outcome'] or '-'}{'  doubled' if h['doubled'] else ''}"
-        )
-    if doc["settlements"]:
-        out.append("settlements:")
-        for s in doc["settlements"]:
-            out.append(
-                f"  {s['player']} box {s['box']} hand {s['hand']} {s['kind']}: staked "
-                f"{s['staked']} returned {s['returned']} net {s['net']}"
-            )
+    out.extend(round_lines({**doc, "flags": []}))  # the flags stand at their events above
     return "\n".join(out) + "\n"
 
 

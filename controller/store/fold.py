@@ -182,7 +182,20 @@ class Fold:
 
     def round_of_next(self) -> int:
         """The number of the round in progress, or of the next one."""
-        rnd = self.table.current_round
-        if rnd is not None:
-            return rnd.number
-        return (self.table.rounds[-1].round if self.table.rounds else 0) + 1
+        return self.table.view().number
+
+    def round_of(self, before: int | None, applied: Applied) -> int:
+        """The round an event just applied belongs to: the round it ended, or the round in
+        progress after it, or the one in progress before it; between rounds, the round its
+        flags name (a card after the dealer finished belongs to that round), else the next
+        (the shuffle and the bets before it). ``before``: :meth:`Table.in_play` before it."""
+        if applied.settled is not None:
+            return applied.settled.round
+        number = self.table.in_play()
+        if number is not None:
+            return number
+        if before is not None:
+            return before
+        if applied.flags and applied.flags[0].round > 0:
+            return applied.flags[0].round
+        return self.round_of_next()

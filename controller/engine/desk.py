@@ -1,0 +1,117 @@
+"""The desk: what people did about the table beside the rules, kept with the rest of its state.
+
+Here: ``manual_mode`` (a device a supervisor put in manual mode), ``acknowledge`` (a flag seen),
+and what every event leaves for the dealer's screen — the flags waiting to be seen, the misreads
+awaiting the card a supervisor enters for them (``card`` with ``correction_of``), the camera's
+latest reading of each box, the rescues taken. None of it changes a round; all of it is part of
+the table's state, so a restart restores it from the checkpoint like the rest.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from controller.engine.opening import actor
+from controller.engine.results import Flag
+from controller.engine.state import (
+    Desk,
+    Device,
+    ManualMode,
+    Misread,
+    Pending,
+    Resolution,
+    Seen,
+)
+from controller.events import Event
+
+if TYPE_CHECKING:
+    from controller.engine.table import Table
+
+MAX_PENDING: Final = 200  # flags waiting to be seen (the oldest stop waiting first; all stored)
+MAX_RESOLVED: Final = 800  # how each of the last flags was resolved
+MAX_MISREADS: Final = 20  # misreads awaiting correction (the oldest are dropped, still stored)
+RESCUE_ROUNDS: Final = 2  # the rounds whose rescues are kept (the one in play and the last)
+# The events the desk reads even when they raise no flag and carry no passthrough field (a card
+# corrects a misread only with ``correction_of``, so a bare card is not read here).
+NOTED: Final = frozenset({"misread", "wager_seen", "rescue"})
+SHOE_RULE: Final = "shoe"
+
+
+def on_manual_mode(t: Table, ev: Event) -> None:
+    device = Device(ev.device or "")
+    if ev.on:
+        t.desk.manual[device] = ManualMode(device, t.seq, actor(ev), ev.reason or "")
+    else:
+        t.desk.manual.pop(device, None)
+
+
+def on_acknowledge(t: Table, ev: Event) -> None:
+    assert ev.flag_event is not None and ev.rule is not None
+    key = (ev.flag_event, ev.rule)
+    t.desk.pending.pop(key, None)
+    resolve(t.desk, key, Resolution("seen", actor(ev)))
+
+
+def note(t: Table, ev: Event, flags: list[Flag] | None) -> None:
+    """What one event, just applied, leaves on the desk."""
+    desk = t.desk
+    kind = ev.type
+    if kind == "misread":
+        rnd = t.current_round
+        desk.misreads[t.seq] = Misread(
+            t.seq, ev.raw or "", str(ev.meta("note") or ""), rnd.number if rnd else None
+        )
+        while len(desk.misreads) > MAX_MISREADS:
+            del desk.misreads[min(desk.misreads)]
+            desk.misreads_dropped += 1
+    elif kind == "card" and ev.extra:
+        corrected = ev.meta("correction_of")
+        if isinstance(corrected, int) and corrected in desk.misreads:
+            del desk.misreads[corrected]
+            key = (corrected, SHOE_RULE)
+            desk.pending.pop(key, None)
+            resolve(desk, key, Resolution("corrected", actor(ev), ev.card or ""))
+    elif kind == "wager_seen":
+        assert ev.box is not None and ev.amount is not None
+        desk.seen[ev.box] = Seen(ev.amount, ev.confidence)
+    elif kind == "rescue":
+        _rescued(t, ev)
+    if flags:
+        for flag in flags:
+            pend(desk, flag, kind)
+
+
+def pend(desk: Desk, flag: Flag, kind: str) -> None:
+    """A flag waits to be seen; several of one rule at one event wait as one."""
+    key = (flag.seq, flag.rule)
+    waiting = desk.pending.get(key)
+    if waiting is not None:
+        waiting.messages.append(flag.message)
+        return
+    desk.pending[key] = Pending(flag.seq, flag.rule, kind, flag.round, flag.box, [flag.message])
+    while len(desk.pending) > MAX_PENDING:
+        del desk.pending[next(iter(desk.pending))]
+
+
+def resolve(desk: Desk, key: tuple[int, str], how: Resolution) -> None:
+    desk.resolved[key] = how
+    while len(desk.resolved) > MAX_RESOLVED:
+        del desk.resolved[next(iter(desk.resolved))]
+
+
+def _rescued(t: Table, ev: Event) -> None:
+    """The hands whose double the rescuing player took back (the settlement alone cannot always
+    say: a rescue and 12.7 both return the double when the dealer makes pontoon)."""
+    rnd = t.current_round
+    if rnd is None or ev.box is None:
+        return
+    box = rnd.boxes.get(ev.box)
+    if box is None:
+        return
+    desk = t.desk
+    for i, hand in enumerate(box.hands):
+        wager = hand.wager_of(ev.player or "")
+        if wager is not None and wager.rescued:
+            desk.rescues.add((rnd.number, box.number, i, wager.player))
+    oldest = rnd.number - RESCUE_ROUNDS + 1
+    desk.rescues = {r for r in desk.rescues if r[0] >= oldest}
