@@ -452,6 +452,7 @@ def test_the_days_opening_and_closing_on_the_screen(screen: Screen) -> None:
     screen.resolve_all()  # one deck where the game's shoe has six: the supervisor's to see
     page.wait_for_selector('#actions button[data-action="shoe_end"]')
     page.tap('#actions button[data-action="shoe_end"]')
+    page.tap("#modal button[data-ok]")  # a confirmation: it is not tapped by mistake
     wait_for(lambda: (service.table.due().shoe or {}).get("ended"), what="the shoe's end")
     inspect(screen, "AAAA01")
     page.tap("#sup-open")
