@@ -268,3 +268,46 @@ def test_the_layout_check_sees_a_control_off_the_screen(walk: tuple[Screen, Walk
     faults = layout_faults(page)
     assert any("Below the edge" in f and "not wholly on screen" in f for f in faults), faults
     assert any("a long game name" in f and "cut off" in f for f in faults), faults
+
+
+def test_flags_of_rounds_over_are_counted_aside_until_seen(walk: tuple[Screen, Walk]) -> None:
+    """A flag left unseen when its round ends does not sit over the next round's boxes: it is
+    counted, with its rule, at the top of the side column until the dealer taps Seen there (the
+    acknowledgement is recorded with the dealer's id). A flag of the round on the table is a
+    compact sheet over the decision buttons, not over the boxes."""
+    s, w = walk
+    page = s.page
+    s.dealer({"type": "shuffle", "decks": 6, "cut_card": 216})
+    open_round(s)
+    make_flag(s, "16.1")  # round 1: a card face up in the shoe
+    s.caught_up()
+    sheet = page.locator("#alerts .alert-sheet")
+    sheet.wait_for()
+    boxes = page.eval_on_selector("#boxes", "e => e.getBoundingClientRect().toJSON()")
+    top = sheet.bounding_box()
+    assert top is not None
+    # The sheet leaves most of the boxes in view (it used to cover everything below the prompt).
+    assert top["y"] > boxes["y"] + boxes["height"] * 0.5, (top, boxes)
+    assert page.locator('#alerts .alert[data-rule="16.1"]').count() == 1
+    # Round 1 ends with the flag unseen; round 2 is dealt.
+    s.dealer({"type": "offer_surrender", "box": 2}, {"type": "stand", "box": 2})
+    s.dealer({"type": "offer_surrender", "box": 5}, {"type": "stand", "box": 5})
+    s.shoe("KD", "5S")
+    wait_for(lambda: s.service.last_round is not None, what="round 1 to end")
+    s.bets(b3=("cat", 20))
+    s.dealer({"type": "no_more_bets"})
+    s.shoe("9C", "6D", "8H")
+    s.caught_up()
+    page.wait_for_selector("#alerts", state="hidden")
+    older = page.locator("#older")
+    older.wait_for()
+    text = older.inner_text()
+    assert "1 flag of round 1 not seen" in text and "Rule 16.1" in text, text
+    w.look("flags-of-rounds-over")
+    before = s.service.seq
+    page.tap("#older button[data-ack-older]")
+    wait_for(lambda: s.service.seq > before, what="the acknowledgement")
+    ack = s.served.table.store.records("T07")[-1].event()
+    assert (ack["type"], ack["rule"], ack["actor"]) == ("acknowledge", "16.1", "ann")
+    page.wait_for_selector("#older", state="hidden")
+    w.done()

@@ -425,16 +425,27 @@ function renderOlder(older) {
   const rounds = [...new Set(older.map((a) => a.round))];
   const mine = older.filter((a) => a.needs !== "supervisor");
   const sup = older.length - mine.length;
-  box.replaceChildren(
+  box.replaceChildren(...[
     el("div", { class: "head" }, `${older.length} flag${older.length > 1 ? "s" : ""} of round${rounds.length > 1 ? "s" : ""} ${rounds.join(", ")} not seen`),
     el("div", { class: "rules" }, older.map((a) => `${ruleName(a.rule)}${a.box ? " box " + a.box : ""}`).join(" · ")),
     sup ? el("div", { class: "needs" }, `${sup} need the supervisor`) : null,
     mine.length ? el("button", { class: "btn ok", type: "button", "data-ack-older": mine.length,
-      onclick: async () => { for (const a of mine) await acknowledge(a); } }, `Seen (${mine.length})`) : null);
+      onclick: () => acknowledgeAll(mine) }, `Seen (${mine.length})`) : null].filter(Boolean));
 }
 async function acknowledge(a) {
   const r = await post("/api/event", { event: { type: "acknowledge", flag_event: a.seq, rule: a.rule }, seq: state.seq });
   if (!r.ok) toast(r.data.error || `refused (${r.status})`, true);
+  return r;
+}
+// One "Seen" for several flags: each acknowledged in turn, once the screen has the table's answer
+// to the one before (every tap names the event the screen was showing).
+async function acknowledgeAll(list) {
+  for (const a of list) {
+    const before = state.seq;
+    const r = await acknowledge(a);
+    if (!r.ok) return;
+    for (let i = 0; i < 100 && state.seq === before; i++) await new Promise((ok) => setTimeout(ok, 30));
+  }
 }
 
 // ---------------------------------------------------------------- the dealer on duty
