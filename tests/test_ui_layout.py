@@ -116,6 +116,9 @@ def test_the_opening_and_the_supervisor_fit_every_screen(walk: tuple[Screen, Wal
     s.caught_up()
     w.look("opening")
     page.tap('[data-opening="inspect"]')
+    page.wait_for_selector("#modal [data-no-serial]")
+    w.look("inspect-serial")
+    page.tap("#modal [data-no-serial]")
     page.wait_for_selector("[data-inspection]")
     for card in deck("T")[:30]:
         s.shoe(card, deck="AAAA01")
@@ -310,4 +313,57 @@ def test_flags_of_rounds_over_are_counted_aside_until_seen(walk: tuple[Screen, W
     ack = s.served.table.store.records("T07")[-1].event()
     assert (ack["type"], ack["rule"], ack["actor"]) == ("acknowledge", "16.1", "ann")
     page.wait_for_selector("#older", state="hidden")
+    w.done()
+
+
+def test_a_table_with_no_shoe_reader_inspects_a_deck_in_a_few_taps(
+    walk: tuple[Screen, Walk],
+) -> None:
+    """No shoe reader: the deck's serial is typed, a few cards are tapped on the deck's grid as
+    they are turned, and once the spread deck is checked complete the rest are recorded in one
+    tap: a deck in well under twenty taps, every card recorded as entered by hand."""
+    s, w = walk
+    page = s.page
+    s.service.set_device("shoe", "off", "no shoe reader configured")
+    s.submit(
+        {"type": "manual_mode", "device": "shoe", "on": True, "reason": "no shoe reader"},
+        "supervisor",
+    )
+    s.submit({"type": "open_table"}, "supervisor")
+    s.caught_up()
+    taps = 0
+
+    def tap(selector: str) -> None:
+        nonlocal taps
+        page.tap(selector)
+        taps += 1
+
+    tap('[data-opening="inspect"]')
+    for key in "BBBB02":
+        tap(f'#modal [data-idkey="{key}"]')
+    tap("#modal button[data-ok]")
+    page.wait_for_selector('[data-inspection="BBBB02"]')
+    tap('[data-opening="by-hand"]')
+    for card in ("AS", "2S", "KH"):
+        before = s.service.seq
+        tap(f'#modal [data-deck-card="{card}"]')
+        wait_for(lambda b=before: s.service.seq > b, what=card)
+    page.wait_for_selector('#modal [data-deck-card="KH"][disabled]')
+    w.look("deck-by-hand")
+    tap("#modal [data-deck-rest]")
+    wait_for(
+        lambda: (s.service.table.due().to_dict().get("inspection") or {}).get("read") == 48,
+        what="the whole deck",
+    )
+    s.caught_up()
+    tap("#modal button[data-ok]")
+    page.wait_for_selector('[data-opening="inspect"]')
+    assert "passed: BBBB02" in page.inner_text("[data-opening-panel]")
+    assert taps < 20, taps
+    events = [r.event() for r in s.served.table.store.records("T07")]
+    cards = [e for e in events if e["type"] == "card"]
+    assert len(cards) == 48 and {e["source"] for e in cards} == {"manual"}
+    assert sorted(e["card"] for e in cards) == sorted(deck("T"))
+    inspect = next(e for e in events if e["type"] == "inspect")
+    assert inspect["deck"] == "BBBB02"
     w.done()

@@ -423,6 +423,7 @@ def test_the_days_opening_and_closing_on_the_screen(screen: Screen) -> None:
     page.tap("#modal-close")
     assert "opened by ann, jsmith" in page.inner_text("[data-opening-panel]")
     page.tap('[data-opening="inspect"]')
+    page.tap("#modal [data-no-serial]")  # the reader decodes the deck's serial
     page.wait_for_selector("[data-inspection]")
     for card in deck("T")[:30]:
         screen.shoe(card, deck="AAAA01")

@@ -208,10 +208,14 @@ function renderOpening(wrap) {
         insp.doubled.length ? el("div", { class: "needs" }, `read twice: ${names(insp.doubled)}`) : null,
         insp.foreign.length ? el("div", { class: "needs" }, `not of this deck: ${names(insp.foreign)}`) : null,
         insp.tens && insp.tens.length ? el("div", { class: "needs" }, `tens (6.1): ${names(insp.tens)}`) : null,
-        el("button", { class: "btn ok", type: "button", "data-opening": "inspect_end",
-          onclick: () => send({ type: "inspect_end" }) }, "End inspection", el("small", {}, "the whole deck is read")))
+        el("div", { class: "row" },
+          (state.manual || {}).shoe ? el("button", { class: "btn", type: "button", "data-opening": "by-hand",
+            onclick: deckByHand }, "Enter by hand", el("small", {}, "no shoe reader")) : null,
+          el("button", { class: "btn ok", type: "button", "data-opening": "inspect_end",
+            onclick: () => send({ type: "inspect_end" }) }, "End inspection", el("small", {}, "the whole deck is read"))))
     : el("div", {}, el("button", { class: "btn ok", type: "button", "data-opening": "inspect",
-        onclick: () => send({ type: "inspect" }) }, "Inspect a deck", el("small", {}, "read it through the reader (6.1)")));
+        onclick: inspectDialog }, "Inspect a deck",
+        el("small", {}, (state.manual || {}).shoe ? "its serial, then its cards by hand (6.1)" : "read it through the reader (6.1)")));
   const decks = day.decks || { passed: [], failed: [] };
   const steps = el("ol", { class: "steps" }, STEPS.map(([step, words]) => el("li", { "data-step": step },
     done[step] ? el("span", { class: "done" }, `✓ ${words} — ${done[step]}`)
@@ -224,6 +228,63 @@ function renderOpening(wrap) {
         el("div", { class: "muted" }, `passed: ${decks.passed.join(" ") || "none"}`),
         decks.failed.length ? el("div", { class: "needs" }, `failed: ${decks.failed.join(" ")}`) : null),
       el("div", { class: "col" }, el("div", { class: "field" }, "Then, one by one (6.2, 6.3)"), steps))));
+}
+
+// A deck's inspection begins with its serial when the shoe reader cannot read it (the reader
+// decodes it from the cards otherwise; typing it is then optional).
+function inspectDialog() {
+  openModal("Inspect a deck (6.1)", (body) => {
+    const err = el("div", { class: "error-text" });
+    const serial = keyboard(() => { err.textContent = ""; }, { name: "deck-serial", max: 12 });
+    const start = (deck) => { closeModal(); send(deck ? { type: "inspect", deck } : { type: "inspect" }); };
+    body.append(el("div", { class: "field" }, "The deck's serial (4–12 letters and digits, on the box)"), serial.node, err,
+      el("div", { class: "row" },
+        el("button", { class: "btn ok", type: "button", "data-ok": "", onclick: () => {
+          const v = serial.get().toUpperCase();
+          if (!/^[A-Z0-9]{4,12}$/.test(v)) { err.textContent = "4 to 12 letters and digits"; return; }
+          start(v);
+        } }, "Start inspection"),
+        (state.manual || {}).shoe ? null : el("button", { class: "btn", type: "button", "data-no-serial": "",
+          onclick: () => start(null) }, "The reader reads it")));
+  }, null, { wide: true });
+}
+// A deck entered by hand (the shoe in manual mode): one tap a card on the deck's grid, or, once
+// the dealer and the supervisor have checked the spread deck complete (6.1), every card not yet
+// entered recorded in one go. What is recorded is a card event each, entered by hand.
+async function nextState(before) {
+  for (let i = 0; i < 200 && state.seq === before; i++) await new Promise((ok) => setTimeout(ok, 25));
+}
+function deckByHand() {
+  const build = (body) => {
+    const insp = state.due.inspection;
+    if (!insp) { closeModal(); return; }
+    const missing = new Set(insp.missing);
+    const ranks = (state.table.ranks || "A23456789TJQK").split("");
+    const grid = el("div", { class: "deckgrid", style: `--ranks:${ranks.length}` },
+      Object.keys(SUITS).flatMap((suit) => ranks.map((r) => {
+        const code = r + suit, left = missing.has(code);
+        return el("button", { class: "btn deckcard" + (left ? "" : " done") + (suit === "H" || suit === "D" ? " red" : ""),
+          type: "button", "data-deck-card": code, disabled: !left, "aria-label": `${rankText(r)} of ${SUIT_NAMES[suit]}`,
+          onclick: () => send({ type: "card", card: code }) }, rankText(r) + SUITS[suit]);
+      })));
+    const rest = [...missing];
+    body.append(el("div", { class: "deckcount" }, `Deck ${insp.deck || ""}: ${insp.read} of ${insp.of} entered`),
+      el("div", { class: "muted" }, "Tap each card as it is turned over, or check the spread deck and record the rest."),
+      grid,
+      el("div", { class: "row" },
+        el("button", { class: "btn ok", type: "button", "data-deck-rest": rest.length, disabled: !rest.length,
+          onclick: async () => {
+            for (const card of rest) {
+              const before = state.seq;
+              const r = await send({ type: "card", card });
+              if (!r.ok) return;
+              await nextState(before);
+            }
+          } }, `Deck checked complete`, el("small", {}, `record the ${rest.length} not entered`)),
+        el("button", { class: "btn", type: "button", "data-ok": "", onclick: () => { closeModal(); send({ type: "inspect_end" }); } },
+          "End inspection")));
+  };
+  openModal("Deck by hand (6.1)", build, () => { const b = $("modal-body"); b.replaceChildren(); build(b); }, { wide: true });
 }
 
 function renderBoxes() {
