@@ -227,7 +227,9 @@ def _serve(args: argparse.Namespace) -> int:
     from controller.floor.web import serve
 
     with _open(args) as floor:
-        return serve(floor, args.host, args.port, poll=args.poll)
+        return serve(
+            floor, args.host, args.port, poll=args.poll, allowed_hosts=tuple(args.allow_host)
+        )
 
 
 def _password(args: argparse.Namespace) -> str:
@@ -319,6 +321,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--port", type=argtypes.count, default=8090, help="port (8090; 0: any free)")
     p.add_argument(
         "--poll", type=argtypes.positive_float, default=1.0, help="seconds between index passes"
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the pages answer to besides the address they listen on (repeat)",
     )
     p.set_defaults(func=_guarded(_serve))
 
