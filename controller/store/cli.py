@@ -98,7 +98,13 @@ def _verify(args: argparse.Namespace) -> int:
                 from controller.store.signed import check_export_signed
 
                 report.problem = check_export_signed(Path(args.dir), key)
-                signed.append(f"manifest and heads signed by key {key.key_id[:16]}…")
+                if (Path(args.dir) / "manifest.sig").exists():
+                    signed.append(f"manifest and heads signed by key {key.key_id[:16]}…")
+                else:
+                    signed.append(
+                        f"events under heads signed by key {key.key_id[:16]}…; every other "
+                        "file made again from them (the manifest itself is not signed)"
+                    )
         else:
             from controller.store.verify import verify_store
 
