@@ -83,6 +83,8 @@ def test_a_table_cannot_forge_another_tables_floor_record(
     t2 = f"sqlite:///{tmp_path / 't2.db'}"
     record_scenario(t2, store_shift_events(2, "T2"), signing_key=two_tables["T2"][0])
     assert _ship(floor_db, t2, "T2") == 0
+    assert "into the floor's inbox" in capsys.readouterr().out
+    assert _floor_head(floor_db, "T2") is None  # not the floor's record until taken in
     assert floor_db.ingest_now() == 0
     before = _floor_head(floor_db, "T2")
     assert before is not None

@@ -188,3 +188,20 @@ def test_the_floors_service_runs_as_the_floor_role_after_init(
     assert main([*args, "--out", str(proof)]) == 0
     assert main(["verify-proof", str(proof), "--key", str(public)]) == 0
     capsys.readouterr()
+
+
+def test_the_floors_pages_know_whether_they_could_change_the_record(
+    shipped: tuple[FloorDb, Path],
+) -> None:
+    from controller.floor.schema import open_floor
+    from controller.floor.web import may_change_the_record
+
+    floor_db, _public = shipped
+    with open_floor(floor_db.floor_url) as floor:
+        assert not may_change_the_record(floor)
+    with open_floor(floor_db.admin) as floor:
+        assert may_change_the_record(floor)
+    with Store.open(floor_db.owner_url, create=False) as store:  # owns the record's tables
+        assert may_change_the_record(store)  # type: ignore[arg-type]  (uses .engine only)
+    with Store.open(floor_db.ingest_url, create=False) as store:  # it adds to the record
+        assert may_change_the_record(store)  # type: ignore[arg-type]

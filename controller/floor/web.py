@@ -823,6 +823,18 @@ class FloorServer:
             self.stop()
 
 
+def may_change_the_record(floor: Floor) -> bool:
+    """Whether the floor's connection could add to, change or unguard the tables' record."""
+    with floor.engine.connect() as conn:
+        row = conn.exec_driver_sql(
+            "SELECT r.rolsuper OR pg_has_role(c.relowner, 'USAGE') "
+            "OR has_table_privilege('events', 'INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER') "
+            "FROM pg_roles r, pg_class c WHERE r.rolname = current_user "
+            "AND c.oid = to_regclass('events')"
+        ).first()
+    return bool(row is None or row[0])
+
+
 def serve(
     floor: Floor, host: str, port: int, *, poll: float = 1.0, allowed_hosts: tuple[str, ...] = ()
 ) -> int:
@@ -838,6 +850,12 @@ def serve(
         print(f"floorctl floor: serving on {url} (time zone {floor.settings.tz_name})", flush=True)
         if not ipaddress.ip_address(host).is_loopback:
             log.warning("the floor's pages are reachable from the network", host=host)
+        if may_change_the_record(floor):
+            log.warning(
+                "the floor's pages connect as a role that can change the record: connect as "
+                "the floor role (floorctl floor init)",
+                db=floor.name,
+            )
         thread = server._thread
         while thread is not None and thread.is_alive():
             thread.join(0.5)

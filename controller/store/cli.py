@@ -206,6 +206,12 @@ def _ship(args: argparse.Namespace) -> int:
                 table_ids=[args.table] if args.table else None,
                 batch_size=args.batch,
             )
+            inbox = False
+            if dst.dialect == "postgresql":
+                from controller.store.roles import in_inbox
+
+                with dst.engine.connect() as conn:
+                    inbox = in_inbox(conn)
     except ShipRefused as exc:
         print(f"floorctl ship: refused: {exc}", file=sys.stderr)
         return 1
@@ -219,6 +225,11 @@ def _ship(args: argparse.Namespace) -> int:
         print(
             f"table {table_id}: {copied} events copied (and {report.signed.get(table_id, 0)} "
             f"signed heads); floor head event {seq} {digest}"
+        )
+    if inbox and report.copied:
+        print(
+            "shipped into the floor's inbox: the floor takes into its record what the table's "
+            "registered key signed (floorctl floor ingest)"
         )
     for table_id in report.unchecked:
         print(

@@ -102,6 +102,15 @@ def inbox_of(conn: Any) -> str | None:
     return inbox if found else None
 
 
+def in_inbox(conn: Any) -> bool:
+    """Whether the connection's search_path is a floor's inbox (a table's role)."""
+    return bool(
+        conn.exec_driver_sql(
+            "SELECT to_regclass(quote_ident(current_schema()) || '.table_roles') IS NOT NULL"
+        ).scalar()
+    )
+
+
 def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
