@@ -866,7 +866,8 @@ function buildPanel(body) {
         onclick: () => supSend({ type: "manual_mode", device, on: false, reason: "ended by the supervisor" }) },
         `End manual: ${device}`);
       return el("button", { class: "btn", type: "button", "data-sup": `manual-on-${device}`, disabled: up,
-        onclick: () => manualDialog(device) }, `Manual mode: ${device}`, el("small", {}, up ? "working" : s.state));
+        onclick: () => manualDialog(device) }, `Manual mode: ${device}`,
+        el("small", { "data-reason-shown": device }, up ? "working" : (s.reason || s.state)));
     })));
   body.append(el("div", { class: "field" }, "By hand"),
     el("div", { class: "grid" },
