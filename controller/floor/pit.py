@@ -12,7 +12,8 @@ For each table and span, between the first and the last count in it:
   win - house net: the money nothing recorded explains (the counts' `tray` differences, and the
   drop against the buy-ins).
 
-Per dealer: the rounds each ended as the dealer on duty, their house net, and the tray's
+Per dealer: the rounds begun in the window, each counted for the dealer on duty when it
+ended, their house net, and the tray's
 differences found at counts while they dealt. The slip register lists each fill and credit with
 what is wrong with it: a number used twice, fewer than two signatures, a gap in a table's
 sequence of slip numbers. The report names who prepared it and the signed heads its records are
@@ -129,7 +130,7 @@ def figures(rows: list[Row], drops: dict[tuple[str, int], Decimal]) -> Figures:
     out.opening, out.closing = first.amount, last.amount
     out.counts = len(counts)
     for r in rows:
-        if r.seq == first.seq and r.kind == "opener":
+        if r.seq == first.seq and r.kind == "opener" and first.seq < last.seq:
             out.days.add((r.table_id, r.seq))
         if not first.seq < r.seq <= last.seq:
             continue
@@ -148,6 +149,68 @@ def figures(rows: list[Row], drops: dict[tuple[str, int], Decimal]) -> Figures:
     out.drop_counted = bool(counted) and all(d is not None for d in counted)
     out.drop = sum((d for d in counted if d is not None), ZERO) if out.drop_counted else out.buy_ins
     return out
+
+
+_SPAN = """
+WITH b AS (
+    SELECT table_id, min(seq) AS first_seq, max(seq) AS last_seq, count(*) AS counts
+    FROM floor_tray WHERE at >= %(a)s AND at < %(b)s AND kind IN ('opener', 'check', 'closer')
+    GROUP BY table_id
+)
+SELECT b.table_id, b.counts, f.amount, l.amount, f.kind, b.first_seq, b.last_seq,
+    coalesce(sum(t.amount) FILTER (WHERE t.kind = 'fill'), 0),
+    coalesce(sum(t.amount) FILTER (WHERE t.kind = 'credit'), 0),
+    coalesce(sum(t.amount) FILTER (WHERE t.kind = 'buy_in'), 0),
+    coalesce(sum(t.house_net) FILTER (WHERE t.kind IN ('opener', 'check', 'closer')), 0),
+    coalesce(sum(t.difference) FILTER (WHERE t.kind IN ('opener', 'check', 'closer')), 0),
+    array_agg(t.seq) FILTER (WHERE t.kind = 'opener' AND t.seq < b.last_seq)
+FROM b
+JOIN floor_tray f ON f.table_id = b.table_id AND f.seq = b.first_seq
+JOIN floor_tray l ON l.table_id = b.table_id AND l.seq = b.last_seq
+LEFT JOIN floor_tray t ON t.table_id = b.table_id AND t.seq > b.first_seq
+    AND t.seq <= b.last_seq AND t.kind <> 'drop'
+GROUP BY b.table_id, b.counts, f.amount, l.amount, f.kind, b.first_seq, b.last_seq
+"""
+
+
+def span_figures(
+    conn: Connection, start: datetime, end: datetime, drops: dict[tuple[str, int], Decimal]
+) -> dict[str, Figures]:
+    """Every table's figures from ``start`` to ``end``, summed by the database (the same
+    figures as :func:`figures`, without bringing the rows over)."""
+    out: dict[str, Figures] = {}
+    for row in conn.exec_driver_sql(_SPAN, {"a": start, "b": end}):
+        table_id, counts, opening, closing, first_kind, first_seq, last_seq = row[:7]
+        f = Figures(
+            opening=Decimal(opening),
+            closing=Decimal(closing),
+            fills=Decimal(row[7]),
+            credits=Decimal(row[8]),
+            buy_ins=Decimal(row[9]),
+            house_net=Decimal(row[10]),
+            tray_difference=Decimal(row[11]),
+            counts=int(counts),
+        )
+        f.days = {(str(table_id), int(s)) for s in row[12] or []}
+        if first_kind == "opener" and first_seq < last_seq:
+            f.days.add((str(table_id), int(first_seq)))
+        counted = [drops.get(day) for day in f.days]
+        f.drop_counted = bool(counted) and all(d is not None for d in counted)
+        f.drop = sum((d for d in counted if d is not None), ZERO) if f.drop_counted else f.buy_ins
+        out[str(table_id)] = f
+    return out
+
+
+def drops_since(conn: Connection, start: datetime) -> dict[tuple[str, int], Decimal]:
+    """The count room's drop of each gaming day opened since ``start``."""
+    return {
+        (str(t), int(d)): Decimal(a)
+        for t, d, a in conn.exec_driver_sql(
+            "SELECT table_id, day_seq, sum(amount) FROM floor_tray WHERE kind = 'drop' "
+            "AND day_seq IS NOT NULL AND at >= %(a)s GROUP BY 1, 2",
+            {"a": start},
+        )
+    }
 
 
 def drops_of(rows: list[Row]) -> dict[tuple[str, int], Decimal]:
@@ -198,7 +261,7 @@ def _dealers(conn: Connection, window: Window) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for dealer, rounds, net in conn.exec_driver_sql(
         "SELECT dealers[array_upper(dealers, 1)], count(*), sum(result) FROM floor_rounds "
-        "WHERE ended_at >= %(a)s AND ended_at < %(b)s AND status IN ('settled', 'void') "
+        "WHERE started_at >= %(a)s AND started_at < %(b)s AND status IN ('settled', 'void') "
         "GROUP BY 1",
         {"a": window.start, "b": window.end},
     ):
@@ -325,33 +388,28 @@ def pit_report(
         month = settings.gaming_day(date(day.year, day.month, 1)).start
         year = settings.gaming_day(date(day.year, 1, 1)).start
         with floor.engine.connect() as conn:
-            rows = rows_of(conn, year, window.end)
+            drops = drops_since(conn, year)
+            spans = {"window": window.start, "month_to_date": month, "year_to_date": year}
+            by_span = {
+                name: span_figures(conn, start, window.end, drops) for name, start in spans.items()
+            }
+            window_rows = [r for r in rows_of(conn, window.start, window.end) if r.kind != "drop"]
             dealers = _dealers(conn, window)
             games: dict[str, str] = dict(
                 conn.exec_driver_sql("SELECT table_id, game FROM tables").all()
             )
             heads_for: dict[str, int] = {}
-            drops = drops_of(rows)
-            per_table: dict[str, list[Row]] = defaultdict(list)
-            for r in rows:
-                if r.kind != "drop":
-                    per_table[r.table_id].append(r)
+            for r in window_rows:
+                heads_for[r.table_id] = max(heads_for.get(r.table_id, 0), r.seq)
             tables = []
-            totals = {"window": Figures(), "month_to_date": Figures(), "year_to_date": Figures()}
-            spans = {"window": window.start, "month_to_date": month, "year_to_date": year}
-            window_rows: list[Row] = []
-            for table_id, trows in sorted(per_table.items()):
+            totals = {name: Figures() for name in spans}
+            for table_id in sorted(heads_for):
                 entry: dict[str, Any] = {"table": table_id, "game": games.get(table_id)}
-                for name, start in spans.items():
-                    span = [r for r in trows if r.at >= start]
-                    f = figures(span, drops)
+                for name in spans:
+                    f = by_span[name].get(table_id, Figures())
                     totals[name].add(f)
                     entry[name] = f.to_dict()
-                inside = [r for r in trows if r.at >= window.start]
-                window_rows.extend(inside)
-                if inside:
-                    heads_for[table_id] = max(r.seq for r in inside)
-                    tables.append(entry)
+                tables.append(entry)
             for r in window_rows:
                 if r.kind in COUNTS and r.difference and r.seq:
                     d = dealers.setdefault(

@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS floor_rounds (
 ) PARTITION BY RANGE (started_at);
 
 CREATE INDEX IF NOT EXISTS floor_rounds_by_number ON floor_rounds (table_id, round);
+CREATE INDEX IF NOT EXISTS floor_rounds_by_start ON floor_rounds (started_at);
 
 CREATE TABLE IF NOT EXISTS floor_flags (
     table_id text NOT NULL,
