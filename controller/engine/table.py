@@ -86,6 +86,7 @@ HANDLERS: Final[dict[str, Handler]] = {
     "credit": tray.on_credit,
     "buy_in": tray.on_buy_in,
     "drop_count": tray.on_drop_count,
+    "clock": desk.on_clock,
 }
 # The events a person initiates whose refusal is the engine's one answer (:mod:`.check`): the
 # table asks it before the handler, which then only carries the event out.
