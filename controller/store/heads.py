@@ -129,7 +129,7 @@ def make_head(
 
 
 def load_heads(store: Store, table_id: str, *, after: int = -1) -> list[Head]:
-    with store.engine.connect() as conn:
+    with store.connection() as conn:
         rows = conn.execute(
             sa.select(HEADS)
             .where(HEADS.c.table_id == table_id, HEADS.c.seq > after)
@@ -139,7 +139,7 @@ def load_heads(store: Store, table_id: str, *, after: int = -1) -> list[Head]:
 
 
 def last_head(store: Store, table_id: str) -> Head | None:
-    with store.engine.connect() as conn:
+    with store.connection() as conn:
         row = conn.execute(
             sa.select(HEADS)
             .where(HEADS.c.table_id == table_id)
@@ -417,7 +417,7 @@ GUARDED = (
 
 def check_guards(store: Store) -> str | None:
     """Why the store's insert-only triggers are not all in force, or None."""
-    with store.engine.connect() as conn:
+    with store.connection() as conn:
         if store.dialect == "sqlite":
             found = {
                 (str(t), str(n)): str(sql or "")

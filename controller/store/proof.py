@@ -36,7 +36,7 @@ FORMAT = "floorctl-round-proof/1"
 
 def round_span(store: Store, table_id: str, number: int) -> tuple[int, int]:
     """The first and last event of an ended round."""
-    with store.engine.connect() as conn:
+    with store.connection() as conn:
         rows = {
             int(r[0]): int(r[1])
             for r in conn.execute(
@@ -53,7 +53,13 @@ def round_span(store: Store, table_id: str, number: int) -> tuple[int, int]:
 
 
 def prove_round(store: Store, table_id: str, number: int) -> dict[str, Any]:
-    """The proof document of round ``number`` against the table's newest signed head."""
+    """The proof document of round ``number`` against the table's newest signed head, read
+    in one snapshot of the store."""
+    with store.snapshot() as snap:
+        return _prove(snap, table_id, number)
+
+
+def _prove(store: Store, table_id: str, number: int) -> dict[str, Any]:
     first, last = round_span(store, table_id, number)
     heads = load_heads(store, table_id)
     if not heads or heads[-1].size <= last:

@@ -88,8 +88,21 @@ def ship(
 ) -> ShipReport:
     """Copy events (and their derived rows) not yet on ``dst``; returns what was copied.
 
-    ``after_batch(table, last_seq)`` is called after each committed batch.
+    ``after_batch(table, last_seq)`` is called after each committed batch. The source is
+    read in one snapshot (:meth:`Store.snapshot`): a table recording meanwhile ships as it
+    stood when the ship began.
     """
+    with src.snapshot() as snap:
+        return _ship(snap, dst, table_ids, batch_size, after_batch)
+
+
+def _ship(
+    src: Store,
+    dst: Store,
+    table_ids: Iterable[str] | None,
+    batch_size: int,
+    after_batch: Callable[[str, int], None] | None,
+) -> ShipReport:
     report = ShipReport()
     ids = list(table_ids) if table_ids is not None else src.table_ids()
     for table_id in ids:
@@ -106,8 +119,8 @@ def ship(
                     + ": the copies have parted; nothing shipped"
                 )
             start = seq
-        # A recorder may be writing this table now: each of its events is committed with its
-        # derived rows, so everything up to the head verified here is complete.
+        # A recorder may be writing this table now: the snapshot holds each event with all its
+        # derived rows (one transaction) or neither.
         checked, problem = verify_unshipped(src, table_id, start)
         if problem is not None:
             raise ShipRefused(
