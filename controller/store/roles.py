@@ -41,6 +41,7 @@ STORE_TABLES = (
     "settlements",
     "checkpoints",
     "heads",
+    "merkle_nodes",
 )
 READ_ONLY = ("table_keys", "alembic_version")
 _NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
