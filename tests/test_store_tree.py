@@ -131,3 +131,31 @@ def test_a_tampered_node_is_not_used_for_a_proof(tmp_path: Path) -> None:
         ]
         again = prove_round(store, "T1", number)
     assert again == genuine and check_proof(again, key.public).ok
+
+
+def test_the_floor_keeps_the_roots_of_what_was_shipped_and_proves_from_them(
+    tmp_path: Path, store_pg_url: str
+) -> None:
+    from conftest import store_shift
+
+    from controller.store.api import record_scenario
+    from controller.store.keys import generate_pair
+    from controller.store.proof import check_proof, prove_round
+    from controller.store.ship import ship
+
+    private, _public, key = generate_pair(tmp_path / "keys")
+    url = f"sqlite:///{tmp_path / 'table.db'}"
+    record_scenario(url, store_shift(12), signing_key=private)
+    with Store.open(url) as src, Store.open(store_pg_url) as dst:
+        ship(src, dst)
+        record_scenario(url, store_shift(30), signing_key=private)  # more, shipped again
+        ship(src, dst)
+        assert kept_leaves(dst, "T1") == kept_leaves(src, "T1") >= 2 * BLOCK
+        assert node_count(dst) == node_count(src)
+        number = max(int(r["round"]) for r in dst.derived("T1").rounds)
+        doc = prove_round(dst, "T1", number)
+        assert doc == prove_round(src, "T1", number)
+        tree = StoredTree(dst, "T1", doc["head"]["size"])
+        tree.inclusion_proof(doc["events"][0]["seq"])
+        assert tree.leaves_read <= 2 * BLOCK
+    assert check_proof(doc, key.public).ok

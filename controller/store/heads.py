@@ -40,6 +40,7 @@ log = structlog.get_logger("floorctl.store")
 
 FORMAT = "floorctl-head/1"
 HEAD_EVERY = 60.0  # seconds an event may wait for a head while events flow
+HEAD_EVENTS = 100  # events that may wait for a head (verify --unsigned-tail-ok allows 200)
 
 
 @dataclass(frozen=True)
@@ -257,8 +258,12 @@ class HeadLog:
                 conn.close()
 
     def due(self) -> bool:
+        """Whether a head is owed: an event has waited ``every`` seconds, or
+        :data:`HEAD_EVENTS` wait (a table recording faster than play, as a write-back does)."""
         since = self.unsigned_since
-        return since is not None and time.monotonic() - since >= self.every
+        if since is None:
+            return False
+        return len(self._noted) >= HEAD_EVENTS or time.monotonic() - since >= self.every
 
     def sign(self, seq: int, digest: str, closes: int | None = None) -> Head | None:
         """Append a head over the stored log up to event ``seq`` (whose hash the recorder

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+import structlog
+
 from controller.store import checkpoint
 from controller.store.chain import Problem
 from controller.store.db import StoreError
@@ -38,6 +40,8 @@ from controller.store.schema import (
 )
 from controller.store.verify import TableReport, verify_table
 from controller.store.witness import SignatureRefused, copy_heads, ship_limit
+
+log = structlog.get_logger("floorctl.store")
 
 
 def verify_unshipped(
@@ -173,4 +177,19 @@ def _ship(
             )
         report.copied[table_id] = copied
         report.heads[table_id] = src_head
+        _keep_nodes(dst, table_id, src_head[0] + 1)
     return report
+
+
+def _keep_nodes(dst: Store, table_id: str, size: int) -> None:
+    """The floor keeps the subtree roots of what it holds too, so a proof made there reads
+    O(log n) rows (:mod:`controller.store.tree`). A cache: a failure is logged, never a
+    refused ship."""
+    from sqlalchemy.exc import DBAPIError
+
+    from controller.store.tree import ensure_nodes
+
+    try:
+        ensure_nodes(dst, table_id, size)
+    except (StoreError, DBAPIError, ValueError) as exc:
+        log.warning("merkle subtree roots not kept", table=table_id, error=str(exc)[:200])
