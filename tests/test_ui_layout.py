@@ -380,3 +380,24 @@ def test_the_dealers_guide_shows_every_state_the_walk_photographs() -> None:
     assert shown == taken, (sorted(shown - taken), sorted(taken - shown))
     for name in shown:
         assert (DOCS_IMG / f"dealer-{name}.jpg").exists(), name
+
+
+def test_the_tray_panels_fit_every_screen(walk: tuple[Screen, Walk]) -> None:
+    """The chip tray's panels (the count pad, a buy-in) held to the same check."""
+    s, w = walk
+    page = s.page
+    s.dealer({"type": "shuffle", "decks": 6, "cut_card": 216})
+    supervisor_login(page)
+    page.wait_for_selector('[data-sup="tray"]')
+    w.look("supervisor-panel", shoot=False, axe=False)
+    page.tap('[data-sup="tray"]')
+    page.wait_for_selector('[data-tray="opener"]')
+    w.look("tray", shoot=False)
+    page.tap('[data-tray="opener"]')
+    page.wait_for_selector("#modal [data-denom]")
+    w.look("tray-count", shoot=False)
+    page.tap("#modal-close")
+    page.tap("#buy-in")
+    page.wait_for_selector("#modal [data-buyin-box]")
+    w.look("buy-in", shoot=False)
+    w.done()

@@ -899,7 +899,7 @@ function chipCounter(onChange = () => {}) {
   });
   function draw() {
     row.replaceChildren(...denoms.map((d) => el("button", { class: "btn denom" + (d === current ? " sel" : ""),
-      type: "button", "data-denom": d, "aria-label": `$${d} chips`, onclick: () => {
+      type: "button", "data-denom": d, onclick: () => {
         current = d; pad.set(counts[d] ? String(counts[d]) : ""); draw(); } },
       el("span", { class: "face" }, `$${d}`), el("small", {}, `× ${counts[d] || 0}`))));
     total.textContent = money(value().toFixed(2).replace(/\.00$/, ""));
