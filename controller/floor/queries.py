@@ -217,7 +217,21 @@ def locate_round(
         "AND started_at <= %(at)s ORDER BY started_at DESC LIMIT 1",
         params,
     ).first()
-    if row is not None and (row[2] is None or row[2] >= moment):
+    if row is not None and row[2] is None:
+        # Begun and not ended: in play only while the table was still heard from. A table gone
+        # silent (past the floor's stale limit) was not playing it at a later time.
+        heard = conn.exec_driver_sql(
+            "SELECT last_event_at FROM floor_tables WHERE table_id = %(t)s", params
+        ).scalar()
+        if heard is not None and moment > heard + timedelta(seconds=STALE_AFTER):
+            raise NotFound(
+                f"no round was in play at table {table_id} at {settings.local(moment)} "
+                f"({settings.utc(moment)}); round {row[0]} began at {settings.local(row[1])} "
+                f"and has not ended: the table was last heard at {settings.local(heard)}, "
+                f"silent since (see it with --round {row[0]})"
+            )
+        return row
+    if row is not None and row[2] >= moment:
         return row
     nxt = conn.exec_driver_sql(
         f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
