@@ -569,9 +569,13 @@ def summarise(
         h["result"] += Decimal(r[13])
     dealers: dict[str, dict[str, Any]] = {}
     for r in rows:
+        done = r[3] in ("settled", "void")
         for d in r[9] or []:
-            e = dealers.setdefault(d, {"dealer": d, "rounds": 0, "from": r[1], "to": r[2] or r[1]})
-            e["rounds"] += 1
+            e = dealers.setdefault(
+                d, {"dealer": d, "rounds": 0, "in_play": 0, "from": r[1], "to": r[2] or r[1]}
+            )
+            # Rounds ended, as the report's own count; a round still in play apart.
+            e["rounds" if done else "in_play"] += 1
             e["from"] = min(e["from"], r[1])
             e["to"] = max(e["to"], r[2] or r[1])
     shoes = [
@@ -621,6 +625,7 @@ def summarise(
             {
                 "dealer": d["dealer"],
                 "rounds": d["rounds"],
+                "in_play": d["in_play"],
                 "from": times(settings, d["from"]),
                 "to": times(settings, d["to"]),
             }
