@@ -26,17 +26,25 @@ _MEASURE = r"""
 () => {
   const W = window.innerWidth, H = window.innerHeight, out = [];
   const SLACK = 1.5, FINGER = 48;
+  const at = (...xs) => {
+    const [l, t, r, b] = xs.map(Math.round);
+    return `[${l},${t} ${r},${b}]`;
+  };
   const label = (e) => {
     let s = e.tagName.toLowerCase();
     if (e.id) s += "#" + e.id;
-    for (const a of e.attributes) if (a.name.startsWith("data-")) { s += `[${a.name}="${a.value}"]`; break; }
-    const t = (e.innerText || e.value || e.getAttribute("aria-label") || "").trim().replace(/\s+/g, " ");
+    for (const a of e.attributes) {
+      if (a.name.startsWith("data-")) { s += `[${a.name}="${a.value}"]`; break; }
+    }
+    const t = (e.innerText || e.value || e.getAttribute("aria-label") || "")
+      .trim().replace(/\s+/g, " ");
     return t ? `${s} "${t.slice(0, 50)}"` : s;
   };
   const drawn = (e) => {
     for (let a = e; a; a = a.parentElement) {
       const s = getComputedStyle(a);
-      if (s.display === "none" || s.visibility === "hidden" || Number(s.opacity) === 0) return false;
+      if (s.display === "none" || s.visibility === "hidden") return false;
+      if (Number(s.opacity) === 0) return false;
     }
     const r = e.getBoundingClientRect();
     return r.width > 0 && r.height > 0;
@@ -71,11 +79,13 @@ _MEASURE = r"""
   for (const e of document.querySelectorAll("body *")) {
     if (!drawn(e) || tail(e)) continue;
     const s = getComputedStyle(e);
-    if ((s.overflowY === "auto" || s.overflowY === "scroll") && e.scrollHeight > e.clientHeight + SLACK)
+    const scrolls = (v) => v === "auto" || v === "scroll";
+    if (scrolls(s.overflowY) && e.scrollHeight > e.clientHeight + SLACK)
       out.push(`${label(e)} scrolls: ${e.scrollHeight}px of content in ${e.clientHeight}px`);
-    if ((s.overflowX === "auto" || s.overflowX === "scroll") && e.scrollWidth > e.clientWidth + SLACK)
+    if (scrolls(s.overflowX) && e.scrollWidth > e.clientWidth + SLACK)
       out.push(`${label(e)} scrolls sideways: ${e.scrollWidth}px of content in ${e.clientWidth}px`);
-    if (s.textOverflow === "ellipsis" && e.scrollWidth > e.clientWidth + SLACK && e.innerText.trim())
+    const cut = e.scrollWidth > e.clientWidth + SLACK;
+    if (s.textOverflow === "ellipsis" && cut && e.innerText.trim())
       out.push(`${label(e)} is truncated: ${e.scrollWidth}px of text in ${e.clientWidth}px`);
   }
 
@@ -83,12 +93,13 @@ _MEASURE = r"""
   for (const e of document.querySelectorAll(controls)) {
     if (!drawn(e) || tail(e)) continue;
     const r = e.getBoundingClientRect(), c = clipOf(e);
-    if (e.matches("button, [role=button]") && (r.width < FINGER - SLACK || r.height < FINGER - SLACK))
-      out.push(`${label(e)} is smaller than a finger: ${Math.round(r.width)}x${Math.round(r.height)} px`);
+    const small = r.width < FINGER - SLACK || r.height < FINGER - SLACK;
+    if (e.matches("button, [role=button]") && small)
+      out.push(`${label(e)} is smaller than a finger: ` +
+        `${Math.round(r.width)}x${Math.round(r.height)} px`);
     if (!inside(r, c))
       out.push(`${label(e)} is not wholly on screen: ` +
-        `[${Math.round(r.left)},${Math.round(r.top)} ${Math.round(r.right)},${Math.round(r.bottom)}] ` +
-        `outside ${c.by} [${Math.round(c.l)},${Math.round(c.t)} ${Math.round(c.r)},${Math.round(c.b)}]`);
+        `${at(r.left, r.top, r.right, r.bottom)} outside ${c.by} ${at(c.l, c.t, c.r, c.b)}`);
   }
 
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
@@ -105,8 +116,7 @@ _MEASURE = r"""
       if (!seen.has(key)) {
         seen.add(key);
         out.push(`text cut off in ${key}: ` +
-          `[${Math.round(r.left)},${Math.round(r.top)} ${Math.round(r.right)},${Math.round(r.bottom)}] ` +
-          `outside ${c.by}`);
+          `${at(r.left, r.top, r.right, r.bottom)} outside ${c.by}`);
       }
       break;
     }
@@ -126,6 +136,4 @@ def assert_fits(page: Page, where: str) -> None:
     """Fail naming each fault of the page as it is now."""
     faults = layout_faults(page)
     size: Any = page.viewport_size or {}
-    assert not faults, f"{where} at {size.get('width')}x{size.get('height')}:\n" + "\n".join(
-        faults
-    )
+    assert not faults, f"{where} at {size.get('width')}x{size.get('height')}:\n" + "\n".join(faults)

@@ -20,7 +20,7 @@ def test_labels_asked_for_the_same_place_are_moved_apart() -> None:
         overlap = a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
         assert not overlap, (a, b)
     for left, top, right, bottom in labels.placed:
-        assert 0 <= left and right <= 640 and 0 <= top and bottom <= 360
+        assert left >= 0 and right <= 640 and top >= 0 and bottom <= 360
 
 
 def test_a_label_is_drawn_where_it_was_placed() -> None:

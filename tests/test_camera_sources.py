@@ -56,3 +56,20 @@ def test_a_live_source_that_stops_is_opened_again_after_a_pause(tmp_path: Path) 
     assert source.read() is None  # reopened now
     frame = source.read()
     assert frame is not None and abs(float(frame.mean()) - 40) < 4  # from the start again
+
+
+def test_a_camera_that_is_not_there_is_one_clear_line_not_opencvs_warnings() -> None:
+    """At a terminal the service's JSON lines are not interleaved with OpenCV's own warnings:
+    a missing camera is one error, in a technician's words."""
+    import subprocess
+    import sys
+
+    code = (
+        "from drivers.camera.sources import open_source, SourceError\n"
+        "try:\n    open_source('57')\nexcept SourceError as e:\n    print(e)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert "cannot be opened: no such camera" in done.stdout, done
+    assert "WARN" not in done.stderr and "VIDEOIO" not in done.stderr, done.stderr

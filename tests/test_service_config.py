@@ -237,9 +237,7 @@ def test_dealers_sign_in_with_pin_hashes_like_supervisors(tmp_path: Path) -> Non
         (9, "box 8, 9 has no area"),
     ],
 )
-def test_the_tables_boxes_must_be_the_cameras_boxes(
-    tmp_path: Path, boxes: int, words: str
-) -> None:
+def test_the_tables_boxes_must_be_the_cameras_boxes(tmp_path: Path, boxes: int, words: str) -> None:
     """The example camera watches boxes 1-7: a table of 5 or of 9 boxes is refused, naming the
     file, the key and its value."""
     text = good(tmp_path).read_text()

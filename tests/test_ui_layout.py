@@ -212,7 +212,9 @@ def test_faults_and_play_by_hand_fit_every_screen(walk: tuple[Screen, Walk]) -> 
     service.set_device(
         "shoe", "fault", "/dev/ttyUSB0: could not open port: [Errno 2] No such file or directory"
     )
-    service.set_device("camera", "fault", "OpenCV cannot open it: /dev/video0 (VIDEOIO ERROR)")
+    service.set_device(
+        "camera", "fault", "camera source '0' cannot be opened: no such camera, file or stream"
+    )
     page.wait_for_selector('#status[data-state="fault"]')
     s.caught_up()
     w.look("faults")

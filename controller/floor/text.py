@@ -162,8 +162,7 @@ def format_report(doc: dict[str, Any]) -> str:
     for d in doc["dealers"]:
         out.append(
             f"  {d['dealer']:<12} {d['rounds']:>5} rounds  {d['from']['local']} to "
-            f"{d['to']['local']}"
-            + (f"  (+{d['in_play']} in play)" if d.get("in_play") else "")
+            f"{d['to']['local']}" + (f"  (+{d['in_play']} in play)" if d.get("in_play") else "")
         )
     out.append("")
     out.append(

@@ -2,8 +2,9 @@
 
 A dealer's tap (no PIN) carries only the fields a dealer sets: the box, the player, an amount,
 the cutting card, and the serial of a deck the dealer begins to inspect (typed from the deck's
-box when the shoe has no reader; the inspection names who opened the day). Corrections (``correction_of``), notes and deck serials come only from a
-supervisor (behind the PIN) or the shoe reader; a field a tap type does not name is refused,
+box when the shoe has no reader; the inspection names who opened the day). Corrections
+(``correction_of``), notes and other deck serials come only from a supervisor (behind the PIN)
+or the shoe reader; a field a tap type does not name is refused,
 and so is a value of the wrong kind (``"box": "2"``, ``"type": ["stand"]``). The service fills
 in what the screen must not choose: the time, the source and the actor.
 

@@ -16,6 +16,11 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+# OpenCV's own warnings (a camera index that is not there, a stream that drops) go to standard
+# error in its own format, between the service's JSON log lines: a source that cannot be read
+# is reported once, by this module, in words a technician can act on.
+cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+
 U8Array = npt.NDArray[np.uint8]
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
 
@@ -56,7 +61,10 @@ class CaptureSource:
         self._failed_at: float | None = None
         self._cap = self._open()
         if not self._cap.isOpened():
-            raise SourceError(f"camera source {spec!r}: OpenCV cannot open it")
+            raise SourceError(
+                f"camera source {spec!r} cannot be opened: no such camera, file or stream, or "
+                "another program is using it"
+            )
 
     def _open(self) -> cv2.VideoCapture:
         cap = cv2.VideoCapture(self._target)
