@@ -86,6 +86,16 @@ def walk(browser: Browser, tmp_path: Path) -> Iterator[tuple[Screen, Walk]]:  # 
     try:
         w = Walk(page)
         w.look("sign-in")
+        # An id may hold . _ and -: the keyboard has them, in four rows of ten keys.
+        for key in "J.S_1-":
+            page.tap(f'#signin [data-idkey="{key}"]')
+        assert page.inner_text("#signin [data-id-readout]") == "j.s_1-"
+        rows = page.eval_on_selector_all(
+            "#signin [data-idkey]", "els => els.map(e => Math.round(e.getBoundingClientRect().top))"
+        )
+        assert sorted(rows.count(top) for top in set(rows)) == [10, 10, 10, 10], rows
+        for _ in range(6):
+            page.tap('#signin [data-idkey="⌫"]')
         sign_in(page)
         s = Screen(served, page)
         s.service.set_device("shoe", "connected", "/dev/ttyUSB0")
