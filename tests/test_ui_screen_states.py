@@ -356,6 +356,7 @@ def test_play_by_hand_under_a_supervisors_manual_mode(screen: Screen) -> None:
     shots(page, "manual-chip-pad")
     page.tap("#modal button[data-ok]")
     wait_for(lambda: service.table.due().to_dict()["boxes"], what="the wager")
+    screen.caught_up()  # a tap on a screen not showing the wager yet is refused (409)
     page.tap('#actions button[data-action="no_more_bets"]')
     # The card pad: each card as it leaves the shoe.
     for card in ("9S", "6H", "7D"):
