@@ -210,6 +210,15 @@ def test_a_store_set_up_as_another_game_is_refused(tmp_path: Path) -> None:
         open_table({**LINE, "max_bet": 500}, url, SUPERVISORS)
 
 
+def test_a_postgresql_table_with_no_spool_directory_is_a_config_error(
+    store_pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("STATE_DIRECTORY", raising=False)
+    with pytest.raises(StartRefused, match=r"\[store\] spool_dir") as caught:
+        open_table(LINE, store_pg_url, SUPERVISORS)
+    assert caught.value.exit_code == 2
+
+
 def test_an_unreachable_store_is_a_fault_a_restart_may_clear(tmp_path: Path) -> None:
     with pytest.raises(StartError) as caught:
         open_table(LINE, "postgresql://nobody@127.0.0.1:1/none", SUPERVISORS, spool=False)

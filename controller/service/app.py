@@ -153,7 +153,11 @@ def open_table(
             if server_lock is not None:
                 locks.append(server_lock)
             check_store_is_this_tables(store, table_id)
-            where = default_spool(store, table_id, spool_dir) if spool else None
+            try:
+                where = default_spool(store, table_id, spool_dir) if spool else None
+            except StoreError as exc:  # a config's fault: [store] spool_dir
+                said = str(exc) if store.name in str(exc) else f"audit store {store.name}: {exc}"
+                raise StartRefused(said) from exc
             recorder = Recorder.open(
                 store,
                 table_line,
