@@ -167,6 +167,21 @@ def test_a_second_recorder_on_a_sqlite_store_is_refused_and_the_first_goes_on(
         again.close()
 
 
+def test_replay_into_a_store_a_table_is_recording_on_is_refused(tmp_path: Path) -> None:
+    from controller.store.api import record_scenario
+    from controller.store.lock import StoreLocked
+
+    url = f"sqlite:///{tmp_path}/t.db"
+    table = open_table(LINE, url, SUPERVISORS)
+    try:
+        with pytest.raises(StoreLocked, match="another floorctl is recording on it"):
+            record_scenario(url, [LINE, {"type": "shuffle", "decks": 6, "cut_card": 200}])
+        assert table.recorder.seq == 0  # nothing was written behind the table's back
+    finally:
+        table.close()
+    record_scenario(url, [LINE, {"type": "shuffle", "decks": 6, "cut_card": 200}])
+
+
 def test_a_second_recorder_on_a_postgresql_store_is_refused(
     store_pg_url: str, store_spool_dir: Path
 ) -> None:

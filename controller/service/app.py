@@ -31,7 +31,6 @@ from controller.service.gate import allowed_names, timed_http
 from controller.service.pin import PinGuard
 from controller.service.sdnotify import Notifier, WatchdogPinger
 from controller.service.startup import (
-    RecorderLock,
     StartRefused,
     check_store_is_this_tables,
     load_table_key,
@@ -40,6 +39,7 @@ from controller.service.startup import (
 from controller.service.web import Heartbeat, create_app
 from controller.store.checkpoint import DEFAULT_EVERY, KEEP_ROUNDS
 from controller.store.clockwatch import FORWARD_BOUND, ClockWatch
+from controller.store.lock import RecorderLock
 from controller.store.recorder import Recorder, utc_now
 from controller.store.repository import Store
 from controller.store.spool import DEFAULT_RESERVE
