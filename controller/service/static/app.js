@@ -61,7 +61,9 @@ function toast(msg, error = false) {
   clearTimeout(toast.timer);
   toast.timer = setTimeout(() => t.classList.add("hidden"), error ? 6000 : 2500);
 }
-function ruleName(rule) { return /^\d/.test(rule) ? `Rule ${rule}` : rule === "shoe" ? "Shoe" : rule; }
+function ruleName(rule) {
+  return /^\d/.test(rule) ? `Rule ${rule}` : rule === "shoe" ? "Shoe" : rule === "clock" ? "Clock changed" : rule;
+}
 
 // ---------------------------------------------------------------- rendering
 function render() {
