@@ -218,6 +218,19 @@ def test_a_store_signed_by_another_key_is_refused(tmp_path: Path, key: Path) -> 
     assert status == 2 and "belongs to another table" in out, out
 
 
+def test_a_spool_copied_from_another_table_is_refused(tmp_path: Path) -> None:
+    from controller.store.canonical import GENESIS, ChainRecord
+    from controller.store.spool import Spool
+
+    # T08's spool, copied to where T07's is kept (beside its store).
+    spool, _ = Spool.open(tmp_path / "t.db.T07.spool", "T08")
+    line = {**LINE, "table_id": "T08"}
+    spool.append([ChainRecord.make("T08", 0, line, GENESIS, "2026-12-02T08:00:00.000000Z")])
+    spool.close()
+    with pytest.raises(StartRefused, match=r"names table 'T08', not 'T07': the spool belongs"):
+        open_table(LINE, f"sqlite:///{tmp_path}/t.db", SUPERVISORS)
+
+
 def test_a_store_set_up_as_another_game_is_refused(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/t.db"
     open_table(LINE, url, SUPERVISORS).close()
