@@ -101,7 +101,13 @@ def _verify(args: argparse.Namespace) -> int:
                 from controller.store.signed import check_export_signed
 
                 report.problem = check_export_signed(Path(args.dir), key)
-                signed.append(f"manifest and heads signed by key {key.key_id[:16]}…")
+                if (Path(args.dir) / "manifest.sig").exists():
+                    signed.append(f"manifest and heads signed by key {key.key_id[:16]}…")
+                else:
+                    signed.append(
+                        f"events under heads signed by key {key.key_id[:16]}…; every other "
+                        "file made again from them (the manifest itself is not signed)"
+                    )
         else:
             from controller.store.verify import verify_store
 
@@ -208,6 +214,12 @@ def _ship(args: argparse.Namespace) -> int:
                 table_ids=[args.table] if args.table else None,
                 batch_size=args.batch,
             )
+            inbox = False
+            if dst.dialect == "postgresql":
+                from controller.store.roles import in_inbox
+
+                with dst.engine.connect() as conn:
+                    inbox = in_inbox(conn)
     except ShipRefused as exc:
         print(f"floorctl ship: refused: {exc}", file=sys.stderr)
         return 1
@@ -221,6 +233,11 @@ def _ship(args: argparse.Namespace) -> int:
         print(
             f"table {table_id}: {copied} events copied (and {report.signed.get(table_id, 0)} "
             f"signed heads); floor head event {seq} {digest}"
+        )
+    if inbox and report.copied:
+        print(
+            "shipped into the floor's inbox: the floor takes into its record what the table's "
+            "registered key signed (floorctl floor ingest)"
         )
     for table_id in report.unchecked:
         print(

@@ -9,6 +9,13 @@ In an export, each table's directory carries ``heads.json``: the signed heads ov
 events and, when the export ends inside a head, that head with a consistency proof from the
 exported events to it; ``manifest.sig`` is the exporter's Ed25519 signature over
 ``manifest.json`` (``floorctl export --signing-key table.key``).
+
+The table's signature is on its heads, so that is what ``verify DIR --key`` rests on: the
+exported events must lie under heads the key signed (every derived row is then checked against
+a replay of them, as without a key). A package made where the table's private key is not — the
+floor's evidence packages — carries no ``manifest.sig``; then the files a replay does not check
+(each round's timeline) are made again from the events and must be the same. A ``manifest.sig``
+that is present must be the key's.
 """
 
 from __future__ import annotations
@@ -208,15 +215,17 @@ def check_export_signed(directory: Path, key: PublicKey) -> Problem | None:
         raise StoreError(f"{directory}/manifest.json: cannot read the manifest: {exc}") from exc
     tables = manifest.get("tables", {})
     first = sorted(tables)[0] if tables else "*"
-    try:
-        sig = json.loads((directory / MANIFEST_SIG).read_text(encoding="utf-8"))
-        good = key.verify(str(sig["signature"]), (directory / "manifest.json").read_bytes())
-    except (OSError, ValueError, KeyError, TypeError):
-        return Problem(first, 0, "signature", f"{MANIFEST_SIG} is missing or unreadable")
-    if not good:
-        return Problem(
-            first, 0, "signature", f"manifest.json is not signed by key {key.key_id[:16]}…"
-        )
+    sealed = (directory / MANIFEST_SIG).exists()
+    if sealed:
+        try:
+            sig = json.loads((directory / MANIFEST_SIG).read_text(encoding="utf-8"))
+            good = key.verify(str(sig["signature"]), (directory / "manifest.json").read_bytes())
+        except (OSError, ValueError, KeyError, TypeError):
+            return Problem(first, 0, "signature", f"{MANIFEST_SIG} is unreadable")
+        if not good:
+            return Problem(
+                first, 0, "signature", f"manifest.json is not signed by key {key.key_id[:16]}…"
+            )
     for table_id, info in sorted(tables.items()):
         tdir = directory / info["dir"]
         records = read_records(tdir, table_id)
@@ -228,6 +237,10 @@ def check_export_signed(directory: Path, key: PublicKey) -> Problem | None:
             return Problem(table_id, 0, "unsigned", "the export holds no signed head")
         except (OSError, ValueError, KeyError, TypeError):
             return Problem(table_id, 0, "unsigned", f"{info['dir']}/{HEADS_FILE} is unreadable")
+        if not sealed:
+            problem = _check_timelines(tdir, table_id, records, info)
+            if problem is not None:
+                return problem
         hashes = ((r.seq, r.hash) for r in records)
         problem = check_heads(table_id, heads, hashes, key, tail_ok=cover is not None)
         if problem is not None and not (cover is not None and not heads):
@@ -260,4 +273,31 @@ def check_export_signed(directory: Path, key: PublicKey) -> Problem | None:
                 f"the exported events {start} to {len(records) - 1} are not a prefix of the log "
                 f"under signed head {head.seq}: {exc}",
             )
+    return None
+
+
+def _check_timelines(
+    tdir: Path, table_id: str, records: list[ChainRecord], info: dict[str, Any]
+) -> Problem | None:
+    """Each round's timeline in an unsealed export must be the one its events give."""
+    import tempfile
+
+    from controller.store.export import _write_timelines
+
+    try:
+        window = info["window"]
+        rounds = {int(n) for n in info["rounds"]}
+        first, last = int(window["first_seq"]), int(window["last_seq"])
+    except (KeyError, TypeError, ValueError):
+        return Problem(table_id, 0, "edited", "the manifest does not say which rounds it holds")
+    given = tdir / "timelines"
+    with tempfile.TemporaryDirectory() as tmp:
+        made = Path(tmp)
+        _write_timelines(made, records, first, last, rounds)
+        ours = {p.name: p.read_bytes() for p in made.iterdir()}
+    theirs = {p.name: p.read_bytes() for p in given.iterdir()} if given.is_dir() else {}
+    for name in sorted(set(ours) | set(theirs)):
+        if ours.get(name) != theirs.get(name):
+            what = "is missing" if name not in theirs else "is not what the events give"
+            return Problem(table_id, 0, "edited", f"timelines/{name} {what}")
     return None
