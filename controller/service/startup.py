@@ -50,6 +50,11 @@ def key_problem(path: Path | str) -> str | None:
         )
     if not stat.S_ISREG(info.st_mode):
         return f"signing key {path}: not a regular file"
+    if _is_public_key(path):  # table.pub named for table.key: chmod is not the fix
+        return (
+            f"signing key {path}: is a public key; name the private key "
+            "(table.key, made with table.pub by floorctl keygen)"
+        )
     mode = stat.S_IMODE(info.st_mode)
     if mode & 0o077:
         return (
