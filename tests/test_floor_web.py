@@ -18,6 +18,7 @@ from test_floor_support import FloorData, quiet, record
 from controller.floor import users
 from controller.floor.audit import Who
 from controller.floor.generate import Shift
+from controller.floor.pit import money
 from controller.floor.schema import Floor, open_floor
 from controller.floor.web import FloorServer
 
@@ -247,8 +248,8 @@ def test_a_report_and_flags_and_the_lookup_log(served: tuple[Floor, str], browse
             ]
         )[1]
     )
-    assert page.locator("#result").inner_text() == doc["result"]
-    assert page.locator("#hold").inner_text() == doc["hold"]
+    assert page.locator("#result").inner_text() == money(doc["result"])
+    assert page.locator("#result-share").inner_text() == doc["result_pct_of_wagered"]
     shot(page, "report")
     pdf = page.request.get(url + "report.pdf?table=T01&date=2026-12-01")
     assert pdf.status == 200 and pdf.body().startswith(b"%PDF")

@@ -515,9 +515,24 @@ def report(floor: Floor, who: Who, table_id: str, window: Window) -> dict[str, A
                 "SELECT game FROM tables WHERE table_id = %(t)s", {"t": table_id}
             ).scalar()
             rows, flag_rows, shoe_rows, words = report_rows(conn, table_id, window)
-        return summarise(settings, table_id, str(game), window, rows, flag_rows, shoe_rows, words)
+            tray = table_tray(conn, table_id, window)
+        doc = summarise(settings, table_id, str(game), window, rows, flag_rows, shoe_rows, words)
+        doc["tray"] = tray
+        return doc
 
     return logged(floor, who, "report", params, answer)
+
+
+def table_tray(conn: Connection, table_id: str, window: Window) -> dict[str, Any] | None:
+    """The table's tray over the window (:mod:`controller.floor.pit`): None when it has no
+    count in it."""
+    from controller.floor.pit import drops_of, figures, rows_of
+
+    rows = rows_of(conn, window.start, window.end, table_id)
+    counted = [r for r in rows if r.kind != "drop"]
+    if not any(r.kind in ("opener", "check", "closer") for r in counted):
+        return None
+    return figures(counted, drops_of(rows)).to_dict()
 
 
 def report_rows(
@@ -608,7 +623,11 @@ def summarise(
         "hands": hands,
         "wagered": _money(wagered),
         "result": _money(result),
-        "hold": (f"{(result / wagered * 100).quantize(Decimal('0.01'))}%" if wagered else None),
+        # The house's result as a share of what was wagered: not "hold" (the trade's hold is
+        # win / drop, the tray's figure below).
+        "result_pct_of_wagered": (
+            f"{(result / wagered * 100).quantize(Decimal('0.01'))}%" if wagered else None
+        ),
         "flags_by_rule": [
             {
                 "rule": f[0],

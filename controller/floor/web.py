@@ -56,6 +56,7 @@ from starlette.background import BackgroundTask
 from controller.floor import queries, users
 from controller.floor.audit import Who, log_lookup, lookups
 from controller.floor.indexer import Indexer
+from controller.floor.pit import money
 from controller.floor.protect import flags_since
 from controller.floor.schema import Floor
 from controller.floor.settings import InputError, NotFound, Window
@@ -83,6 +84,7 @@ templates = Environment(
     autoescape=select_autoescape(["html"]),
 )
 templates.filters["dash"] = lambda v: "–" if v is None else v
+templates.filters["dollars"] = lambda v: money(None if v is None else str(v))
 templates.filters["pct"] = lambda v: "–" if v is None else f"{v * 100:+.2f}%"
 
 

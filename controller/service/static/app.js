@@ -64,7 +64,8 @@ function toast(msg, error = false) {
   toast.timer = setTimeout(() => t.classList.add("hidden"), error ? 6000 : 2500);
 }
 function ruleName(rule) {
-  return /^\d/.test(rule) ? `Rule ${rule}` : rule === "shoe" ? "Shoe" : rule === "clock" ? "Clock changed" : rule;
+  return /^\d/.test(rule) ? `Rule ${rule}` :
+    ({ shoe: "Shoe", tray: "Tray", slip: "Slip", clock: "Clock changed" })[rule] || rule;
 }
 
 // ---------------------------------------------------------------- rendering
@@ -858,7 +859,9 @@ function buildPanel(body) {
       "Open the table", el("small", {}, (state.on_duty || {}).dealer ? `with ${(state.on_duty || {}).dealer}` : ""))
     : el("button", { class: "btn", type: "button", "data-sup": "close-table", disabled: !idle,
       onclick: () => confirmThen(due.shoe && !due.shoe.ended ? "The shoe has not ended: end it and read out its cards first. Close anyway?" :
-        "Close the table for the day?", () => supSend({ type: "close_table" })) }, "Close the table")));
+        "Close the table for the day?", () => supSend({ type: "close_table" })) }, "Close the table"),
+    el("button", { class: "btn", type: "button", "data-sup": "tray", disabled: !idleTray(), onclick: trayPanel },
+      "The tray", el("small", {}, "counts, slips, markers"))));
   body.append(el("div", { class: "field" }, "Manual mode"), el("div", { class: "grid" },
     ["shoe", "camera"].map((device) => {
       const on = (state.manual || {})[device];
@@ -881,6 +884,141 @@ function buildPanel(body) {
     el("div", { class: "row" }, el("button", { class: "btn", type: "button", "data-sup": "lock",
       onclick: lockSupervisor }, "Lock")));
 }
+// ---------------------------------------------------------------- the chip tray
+// Chips counted by denomination: tap a denomination, key in how many. The total shows as the
+// chips are entered; what the tray should hold is shown only after the count is recorded.
+function chipCounter(onChange = () => {}) {
+  const denoms = [...CHIPS].reverse();
+  const counts = {};
+  let current = denoms[0];
+  const row = el("div", { class: "denoms" });
+  const total = el("div", { class: "readout", "data-tray-total": "" });
+  const value = () => denoms.reduce((sum, d) => sum + Number(d) * (counts[d] || 0), 0);
+  const pad = keypad((v) => {
+    if (v === undefined) return;
+    counts[current] = v === "" ? 0 : Number(v);
+    draw();
+  });
+  function draw() {
+    row.replaceChildren(...denoms.map((d) => el("button", { class: "btn denom" + (d === current ? " sel" : ""),
+      type: "button", "data-denom": d, "aria-label": `$${d} chips`, onclick: () => {
+        current = d; pad.set(counts[d] ? String(counts[d]) : ""); draw(); } },
+      el("span", { class: "face" }, `$${d}`), el("small", {}, `× ${counts[d] || 0}`))));
+    total.textContent = money(value().toFixed(2).replace(/\.00$/, ""));
+    onChange(value());
+  }
+  draw();
+  return {
+    node: el("div", {}, row, el("div", { class: "row tray-pad" }, pad.node, total)),
+    chips: () => Object.fromEntries(denoms.filter((d) => counts[d]).map((d) => [d, counts[d]])),
+    value,
+  };
+}
+const COUNT_NAMES = { opener: "Opener", check: "Check count", closer: "Closer" };
+function trayCount(kind) {
+  openModal(`Tray — ${COUNT_NAMES[kind]}`, (body) => {
+    const err = el("div", { class: "error-text" });
+    const counter = chipCounter(() => { err.textContent = ""; });
+    const ok = el("button", { class: "btn stand", type: "button", "data-ok": "", onclick: async () => {
+      const chips = counter.chips();
+      if (!Object.keys(chips).length) { err.textContent = "Count the chips first"; return; }
+      const r = await supSend({ type: "tray_count", kind, chips });
+      if (!r.ok) return;
+      const c = r.data.count || {};
+      const diff = Number(c.difference || 0);
+      body.replaceChildren(el("div", { class: "tray-result" + (diff ? " bad" : ""), "data-tray-result": "" },
+        el("div", {}, "Counted ", el("strong", {}, money(c.counted))),
+        c.expected === null || c.expected === undefined
+          ? el("div", { class: "muted" }, "The first count: nothing to compare it with.")
+          : el("div", {}, "The tray should hold ", el("strong", { "data-tray-expected": "" }, money(c.expected))),
+        c.expected === null || c.expected === undefined ? "" :
+          el("div", { "data-tray-difference": "" }, diff ? `${money(Math.abs(diff).toFixed(2))} ${diff < 0 ? "short" : "over"}` : "It agrees.")),
+        el("button", { class: "btn", type: "button", "data-ok": "", onclick: closeModal }, "Done"));
+    } }, "Record the count");
+    body.append(el("div", { class: "muted" }, "Tap a denomination, enter how many. Counted blind: the figure to compare shows after the count is recorded."),
+      counter.node, err, ok);
+  });
+}
+function slipDialog(kind) {
+  // Three steps, each one screen: the slip's number, the runner's id, the chips.
+  openModal(`Tray — ${kind === "fill" ? "Fill" : "Credit"} slip`, (body) => {
+    let slip = "", runner = "";
+    const step = (label, pad, next, check) => {
+      const err = el("div", { class: "error-text" });
+      body.replaceChildren(el("div", { class: "field" }, label), pad.node, err,
+        el("button", { class: "btn stand", type: "button", "data-ok": "", onclick: () => {
+          const why = check(); if (why) { err.textContent = why; return; } next(); } }, "Next"));
+    };
+    const chipsStep = () => {
+      body.replaceChildren();
+      const err = el("div", { class: "error-text" });
+      const counter = chipCounter(() => { err.textContent = ""; });
+      body.append(el("div", { class: "field" }, `Slip ${slip}, carried by ${runner}: the chips`), counter.node, err,
+        el("button", { class: "btn stand", type: "button", "data-ok": "", onclick: async () => {
+          const chips = counter.chips();
+          if (!Object.keys(chips).length) { err.textContent = "Enter the slip's chips"; return; }
+          const r = await supSend({ type: kind, slip, chips, runner });
+          if (r.ok) closeModal();
+        } }, `Record the ${kind}`));
+    };
+    const runnerStep = () => step("Runner's id", idPad((v) => { runner = v; }, "runner-id"), chipsStep,
+      () => runner ? "" : "Enter the runner's id");
+    step("Slip number", keypad((v) => { slip = v; }), runnerStep, () => slip ? "" : "Enter the slip's number");
+  });
+}
+function trayPanel() {
+  openModal("Tray — supervisor", (body) => {
+    body.append(el("div", { class: "muted" }, "Between rounds only. The dealer counts with you; you both sign."),
+      el("div", { class: "field" }, "Count the tray"), el("div", { class: "grid" },
+        ["opener", "check", "closer"].map((kind) => el("button", { class: "btn", type: "button", "data-tray": kind,
+          onclick: () => trayCount(kind) }, COUNT_NAMES[kind]))),
+      el("div", { class: "field" }, "Slips and markers"), el("div", { class: "grid" },
+        ["fill", "credit"].map((kind) => el("button", { class: "btn", type: "button", "data-tray": kind,
+          onclick: () => slipDialog(kind) }, kind === "fill" ? "Fill slip" : "Credit slip")),
+        el("button", { class: "btn", type: "button", "data-tray": "marker", onclick: () => buyIn(true) }, "Marker buy-in")));
+  });
+}
+// The chips to give for an amount, largest first.
+function chipsFor(amount) {
+  let left = Math.round(Number(amount) * 100);
+  const out = [];
+  for (const d of [...CHIPS].reverse()) {
+    const cents = Math.round(Number(d) * 100);
+    const n = Math.floor(left / cents);
+    if (n) { out.push([d, n]); left -= n * cents; }
+  }
+  if (left) out.push(["0.01", left]);
+  return out;
+}
+function buyIn(marker = false) {
+  openModal(marker ? "Tray — Marker buy-in" : "Buy-in", (body) => {
+    let box = null;
+    const err = el("div", { class: "error-text" });
+    const pad = keypad(() => { err.textContent = ""; }, { decimal: true });
+    const boxes = el("div", { class: "grid" });
+    const draw = () => boxes.replaceChildren(...Array.from({ length: state.table.boxes || 7 }, (_, i) => i + 1).map((n) =>
+      el("button", { class: "btn" + (n === box ? " sel" : ""), type: "button", "data-buyin-box": n,
+        onclick: () => { box = box === n ? null : n; draw(); } }, `Box ${n}`)));
+    draw();
+    const ok = el("button", { class: "btn stand", type: "button", "data-ok": "", onclick: async () => {
+      const amount = pad.get();
+      if (!/^\d+(\.\d{1,2})?$/.test(amount) || Number(amount) <= 0) { err.textContent = "Enter the amount"; return; }
+      const ev = { type: "buy_in", kind: marker ? "marker" : "cash", amount };
+      if (box) ev.box = box;
+      const r = marker ? await supSend(ev) : await send(ev);
+      if (!r.ok) return;
+      body.replaceChildren(el("div", { class: "field" }, `Give ${box ? "box " + box : "the player"} chips worth ${money(amount)}:`),
+        el("ul", { class: "give", "data-give": "" }, chipsFor(amount).map(([d, n]) => el("li", { "data-give-denom": d }, `${n} × $${d}`))),
+        el("button", { class: "btn", type: "button", "data-ok": "", onclick: closeModal }, "Done"));
+    } }, marker ? "Record the marker" : "Record the buy-in");
+    body.append(el("div", { class: "field" }, marker ? "Marker amount" : "Cash amount"), pad.node,
+      el("div", { class: "field" }, "Box (if seated)"), boxes, err, ok);
+  });
+}
+$("buy-in").addEventListener("click", () => buyIn(false));
+
+// The tray's events come between rounds: no round's cards out, no wager down.
+function idleTray() { const due = state.due || {}; return !(due.boxes || []).length; }
 function cameraDown() { const c = (state.devices || {}).camera; return !!c && c.state !== "ok" && c.state !== "connected"; }
 function cameraNone() { return !(state.devices || {}).camera; }
 
