@@ -272,7 +272,8 @@ def _overlapping(conn: Connection, table_id: str, rows: Sequence[Any], shown: st
     )
     return (
         f"{len(rows)} rounds were in play at table {table_id} at {shown} by its clock: "
-        f"{' and '.join(rounds)}, played in that order; {why}. Ask for one by its number (--round N)"
+        f"{' and '.join(rounds)}, played in that order; {why}. "
+        "Ask for one by its number (--round N)"
     )
 
 
