@@ -63,30 +63,35 @@ def open_inbox(url: str) -> tuple[Store, Store]:
 
 def ingest(url: str, tables: list[str] | None = None) -> IngestReport:
     """One pass over every table's inbox (or ``tables``')."""
-    report = IngestReport()
     floor, inbox = open_inbox(url)
     try:
-        for table_id in tables if tables is not None else inbox.table_ids():
-            try:
-                if registered_key(floor, table_id) is None:
-                    raise StoreError("no key is registered for it (floorctl floor register-key)")
-                if _nothing_new(inbox, floor, table_id):
-                    held = floor.head(table_id)
-                    report.taken[table_id] = (0, -1 if held is None else held[0])
-                    continue
-                done = ship(inbox, floor, table_ids=[table_id])
-            except (StoreError, DBAPIError) as exc:
-                why = describe(exc) if isinstance(exc, DBAPIError) else str(exc)
-                report.refused[table_id] = why
-                log.error("inbox refused: nothing of it taken in", table=table_id, why=why)
-                continue
-            count, head = done.copied.get(table_id, 0), done.heads[table_id][0]
-            report.taken[table_id] = (count, head)
-            if count:
-                log.info("taken in", table=table_id, events=count, upto=head)
+        return ingest_pass(floor, inbox, tables)
     finally:
         floor.close()
         inbox.close()
+
+
+def ingest_pass(floor: Store, inbox: Store, tables: list[str] | None = None) -> IngestReport:
+    """One pass over the open inbox (see :func:`ingest`)."""
+    report = IngestReport()
+    for table_id in tables if tables is not None else inbox.table_ids():
+        try:
+            if registered_key(floor, table_id) is None:
+                raise StoreError("no key is registered for it (floorctl floor register-key)")
+            if _nothing_new(inbox, floor, table_id):
+                held = floor.head(table_id)
+                report.taken[table_id] = (0, -1 if held is None else held[0])
+                continue
+            done = ship(inbox, floor, table_ids=[table_id])
+        except (StoreError, DBAPIError) as exc:
+            why = describe(exc) if isinstance(exc, DBAPIError) else str(exc)
+            report.refused[table_id] = why
+            log.error("inbox refused: nothing of it taken in", table=table_id, why=why)
+            continue
+        count, head = done.copied.get(table_id, 0), done.heads[table_id][0]
+        report.taken[table_id] = (count, head)
+        if count:
+            log.info("taken in", table=table_id, events=count, upto=head)
     return report
 
 
@@ -102,9 +107,14 @@ def _nothing_new(inbox: Store, floor: Store, table_id: str) -> bool:
 
 def follow(url: str, every: float, tables: list[str] | None = None) -> None:
     """Ingest every ``every`` seconds until stopped; a failed pass is logged and retried."""
-    while True:
-        try:
-            ingest(url, tables)
-        except (StoreError, DBAPIError) as exc:
-            log.error("ingest failed", error=describe(exc))
-        time.sleep(every)
+    floor, inbox = open_inbox(url)
+    try:
+        while True:
+            try:
+                ingest_pass(floor, inbox, tables)
+            except (StoreError, DBAPIError) as exc:
+                log.error("ingest failed", error=describe(exc))
+            time.sleep(every)
+    finally:
+        floor.close()
+        inbox.close()
