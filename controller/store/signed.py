@@ -21,14 +21,26 @@ that is present must be the key's.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import sqlalchemy as sa
 
 from controller.store.canonical import ChainRecord
 from controller.store.chain import Problem
 from controller.store.db import StoreError
-from controller.store.heads import Head, check_guards, check_heads, iter_hashes, load_heads
+from controller.store.heads import (
+    HEAD_EVERY,
+    Head,
+    check_guards,
+    check_heads,
+    iter_hashes,
+    last_head,
+    load_heads,
+)
 from controller.store.keys import PublicKey, SigningKey
 from controller.store.merkle import (
     Frontier,
@@ -42,6 +54,76 @@ from controller.store.repository import Store
 HEADS_FILE = "heads.json"
 MANIFEST_SIG = "manifest.sig"
 
+# What a table still playing leaves under no head: the recorder signs at every round's end and
+# once an event has waited HEAD_EVERY (60) seconds, so its unsigned tail is at most that old;
+# TAIL_GRACE covers the signing timer's period and the reading. 200 events is more than a
+# table deals in a minute.
+TAIL_EVENTS = 200
+TAIL_GRACE = 15.0
+
+
+@dataclass(frozen=True)
+class TailBound:
+    """``verify --unsigned-tail-ok``: the most events, and the oldest (seconds before now),
+    that may lie after a table's last signed head."""
+
+    seconds: float = HEAD_EVERY
+    events: int = TAIL_EVENTS
+    now: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+
+def check_tail(store: Store, table_id: str, bound: TailBound) -> Problem | None:
+    """The problem with a table's unsigned tail (events after its last head), if it is longer
+    or older than ``bound`` allows; None when it fits, or there is none."""
+    from controller.store.schema import EVENTS
+
+    head = last_head(store, table_id)
+    first = 0 if head is None else head.size
+    with store.engine.connect() as conn:
+        count = conn.execute(
+            sa.select(sa.func.count())
+            .select_from(EVENTS)
+            .where(EVENTS.c.table_id == table_id, EVENTS.c.seq >= first)
+        ).scalar_one()
+        oldest = conn.execute(
+            sa.select(EVENTS.c.recorded_at).where(
+                EVENTS.c.table_id == table_id, EVENTS.c.seq == first
+            )
+        ).scalar()
+    if not count:
+        return None
+    top = first + count - 1
+    under = (
+        "no head"
+        if head is None
+        else f"no signed head (the last, head {head.seq}, ends at event {first - 1})"
+    )
+    if count > bound.events:
+        return Problem(
+            table_id,
+            first,
+            "unsigned",
+            f"events {first} to {top} ({count} events) are under {under}: more than the "
+            f"{bound.events} a table still playing leaves unsigned",
+        )
+    age = _age(str(oldest), bound.now())
+    if age is not None and age > bound.seconds + TAIL_GRACE:
+        return Problem(
+            table_id,
+            first,
+            "unsigned",
+            f"events {first} to {top} are under {under}, the first recorded {age:.0f} s ago: "
+            f"a table still playing signs its events within {bound.seconds:g} s",
+        )
+    return None
+
+
+def _age(recorded_at: str, now: datetime) -> float | None:
+    try:
+        return (now - datetime.fromisoformat(recorded_at)).total_seconds()
+    except (TypeError, ValueError):
+        return None
+
 
 def verify_signed(
     store: Store,
@@ -50,8 +132,12 @@ def verify_signed(
     *,
     witness: Store | None = None,
     tail_ok: bool = False,
+    tail: TailBound | None = None,
 ) -> Problem | None:
-    """The first problem of the store's signed log (its chain already verified), or None."""
+    """The first problem of the store's signed log (its chain already verified), or None.
+
+    ``tail_ok``: events after the last head are accepted, as many and as old as ``tail``
+    allows (default :class:`TailBound`: 60 s and 200 events)."""
     ids = list(table_ids)
     for table_id in ids:
         problem = check_heads(
@@ -61,6 +147,8 @@ def verify_signed(
             key,
             tail_ok=tail_ok,
         )
+        if problem is None and tail_ok:
+            problem = check_tail(store, table_id, tail or TailBound())
         if problem is not None:
             return problem
     guards = check_guards(store)
