@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlalchemy as sa
 import structlog
@@ -87,12 +88,51 @@ def ingest_pass(floor: Store, inbox: Store, tables: list[str] | None = None) -> 
             why = describe(exc) if isinstance(exc, DBAPIError) else str(exc)
             report.refused[table_id] = why
             log.error("inbox refused: nothing of it taken in", table=table_id, why=why)
+            note(floor, table_id, f"refused: {why}")
             continue
         count, head = done.copied.get(table_id, 0), done.heads[table_id][0]
         report.taken[table_id] = (count, head)
         if count:
             log.info("taken in", table=table_id, events=count, upto=head)
+        note(floor, table_id, "ok")
     return report
+
+
+def note(floor: Store, table_id: str, outcome: str) -> None:
+    """Add to the ingest log what became of a table's inbox, when that changed."""
+    try:
+        with floor.engine.begin() as conn:
+            if not conn.exec_driver_sql("SELECT to_regclass('ingest_log') IS NOT NULL").scalar():
+                return
+            last = conn.exec_driver_sql(
+                "SELECT outcome FROM ingest_log WHERE table_id = %(t)s ORDER BY id DESC LIMIT 1",
+                {"t": table_id},
+            ).scalar()
+            if last == outcome or (last is None and outcome == "ok"):
+                return
+            held = floor.head(table_id)
+            conn.exec_driver_sql(
+                "INSERT INTO ingest_log (table_id, outcome, upto) VALUES (%(t)s, %(o)s, %(u)s)",
+                {"t": table_id, "o": outcome[:2000], "u": None if held is None else held[0]},
+            )
+    except DBAPIError as exc:  # the log is for the floor's pages: the ingest goes on
+        log.error("could not note the ingest's outcome", table=table_id, error=describe(exc))
+
+
+def refused_inboxes(conn: Any) -> list[dict[str, Any]]:
+    """The tables whose inbox the ingest refuses now: table, since, why (none on a floor
+    without an ingest log)."""
+    if not conn.exec_driver_sql("SELECT to_regclass('ingest_log') IS NOT NULL").scalar():
+        return []
+    rows = conn.exec_driver_sql(
+        "SELECT DISTINCT ON (table_id) table_id, at, outcome FROM ingest_log "
+        "ORDER BY table_id, id DESC"
+    ).all()
+    return [
+        {"table": str(t), "since": at, "why": str(o).removeprefix("refused: ")}
+        for t, at, o in rows
+        if str(o).startswith("refused")
+    ]
 
 
 def _nothing_new(inbox: Store, floor: Store, table_id: str) -> bool:

@@ -96,6 +96,9 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
                 if start is not None:
                     since[str(r[0])] = start
             open_flags = _open_flags(conn, since)
+            from controller.floor.ingest import refused_inboxes
+
+            refused = [{**r, "since": times(settings, r["since"])} for r in refused_inboxes(conn)]
         tables = []
         for r in rows:
             devices = r[11] if isinstance(r[11], dict) else json.loads(str(r[11] or "{}"))
@@ -119,7 +122,7 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
                     "newest_flags": newest,
                 }
             )
-        return {"tables": tables, "at": times(settings, datetime.now(UTC))}
+        return {"tables": tables, "refused": refused, "at": times(settings, datetime.now(UTC))}
 
     if not log:
         return answer()
