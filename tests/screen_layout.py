@@ -126,4 +126,6 @@ def assert_fits(page: Page, where: str) -> None:
     """Fail naming each fault of the page as it is now."""
     faults = layout_faults(page)
     size: Any = page.viewport_size or {}
-    assert not faults, f"{where} at {size.get('width')}x{size.get('height')}:\n" + "\n".join(faults)
+    assert not faults, f"{where} at {size.get('width')}x{size.get('height')}:\n" + "\n".join(
+        faults
+    )

@@ -119,9 +119,7 @@ def test_the_floor_page_lists_the_tables_and_updates_live(
     page.wait_for_selector("#floor-rows .tile[data-table=T01]")
     assert page.locator("#floor-rows .tile").count() == 3
     assert "closed" in page.locator("#floor-rows .tile[data-table=T01]").inner_text().lower()
-    assert (
-        "between rounds" in page.locator("#floor-rows .tile[data-table=T02]").inner_text().lower()
-    )
+    assert "between rounds" in page.locator("#floor-rows .tile[data-table=T02]").inner_text().lower()
     # The shipped shifts ended long ago: a table not closed is marked silent, a closed one not.
     assert page.locator("#floor-rows .tile[data-table=T02].stale .stale-mark").count() == 1
     assert page.locator("#floor-rows .tile[data-table=T01].stale").count() == 0
@@ -220,9 +218,7 @@ def test_a_round_found_by_time_and_watched_step_by_step(
     assert paid and page.locator("#s-boxes .payout").count() == len(paid)
     # Each line says the chips the step's payouts name (never "collect (undefined)").
     for box in paid:
-        said = page.locator(
-            f"#s-boxes .box[data-box='{box['box']}'] .payout strong"
-        ).all_inner_texts()
+        said = page.locator(f"#s-boxes .box[data-box='{box['box']}'] .payout strong").all_inner_texts()
         assert said == [
             "push" if p["action"] == "push" else f"{p['action']} {p['amount']}"
             for p in box["payouts"]
