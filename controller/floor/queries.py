@@ -110,6 +110,9 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
                 if start is not None:
                     since[str(r[0])] = start
             open_flags = _open_flags(conn, since)
+            from controller.floor.ingest import refused_inboxes
+
+            refused = [{**r, "since": times(settings, r["since"])} for r in refused_inboxes(conn)]
         tables = []
         now = datetime.now(UTC)
         today = settings.today(now)
@@ -143,6 +146,7 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
             )
         return {
             "tables": tables,
+            "refused": refused,
             "at": times(settings, now),
             "today": today.isoformat(),
             "stale_after": STALE_AFTER,
