@@ -54,6 +54,7 @@ FLOOR_OWNED = (
     "floor_rounds",
     "floor_flags",
     "floor_shoes",
+    "floor_tray",
     "floor_checkpoints",
 )
 # The floor's own records that the floor role adds to but the owner keeps.
