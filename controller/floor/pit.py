@@ -173,19 +173,29 @@ JOIN LATERAL (
 """
 
 
-def span_figures(
-    conn: Connection, start: datetime, end: datetime, drops: dict[tuple[str, int], Decimal]
-) -> dict[str, Figures]:
-    """Every table's figures from ``start`` to ``end``: the same figures as :func:`figures`,
-    from the running totals of each table's first and last count in the span."""
-    openers: dict[str, list[int]] = defaultdict(list)
+def openers_in(conn: Connection, start: datetime, end: datetime) -> dict[str, list[int]]:
+    """Each table's openers (the events that began its gaming days) from ``start`` to ``end``."""
+    out: dict[str, list[int]] = defaultdict(list)
     for table_id, seq in conn.exec_driver_sql(
         "SELECT table_id, seq FROM floor_tray WHERE kind = 'opener' AND at >= %(a)s AND at < %(b)s",
         {"a": start, "b": end},
-    ):
-        openers[str(table_id)].append(int(seq))
+    ).all():
+        out[str(table_id)].append(int(seq))
+    return out
+
+
+def span_figures(
+    conn: Connection,
+    start: datetime,
+    end: datetime,
+    drops: dict[tuple[str, int], Decimal],
+    openers: dict[str, list[int]],
+) -> dict[str, Figures]:
+    """Every table's figures from ``start`` to ``end``: the same figures as :func:`figures`,
+    from the running totals of each table's first and last count in the span (``openers``:
+    each table's openers since the span began, or earlier)."""
     out: dict[str, Figures] = {}
-    for row in conn.exec_driver_sql(_SPAN, {"a": start, "b": end}):
+    for row in conn.exec_driver_sql(_SPAN, {"a": start, "b": end}).all():
         table_id = str(row[0])
         first_seq, last_seq = int(row[1]), int(row[10])
         f = Figures(
@@ -214,7 +224,7 @@ def drops_since(conn: Connection, start: datetime) -> dict[tuple[str, int], Deci
             "SELECT table_id, day_seq, sum(amount) FROM floor_tray WHERE kind = 'drop' "
             "AND day_seq IS NOT NULL AND at >= %(a)s GROUP BY 1, 2",
             {"a": start},
-        )
+        ).all()
     }
 
 
@@ -240,7 +250,7 @@ def rows_of(
         + ("AND table_id = %(t)s " if table_id is not None else "")
         + "ORDER BY table_id, seq",
         {"a": start, "b": end, "t": table_id},
-    )
+    ).all()
     return [
         Row(
             str(r[0]),
@@ -395,8 +405,10 @@ def pit_report(
         with floor.engine.connect() as conn:
             drops = drops_since(conn, year)
             spans = {"window": window.start, "month_to_date": month, "year_to_date": year}
+            openers = openers_in(conn, year, window.end)
             by_span = {
-                name: span_figures(conn, start, window.end, drops) for name, start in spans.items()
+                name: span_figures(conn, start, window.end, drops, openers)
+                for name, start in spans.items()
             }
             window_rows = [r for r in rows_of(conn, window.start, window.end) if r.kind != "drop"]
             dealers = _dealers(conn, window)
