@@ -1,7 +1,8 @@
 """What a tap on the dealer's screen may carry: one strict schema per tap type and per role.
 
 A dealer's tap (no PIN) carries only the fields a dealer sets: the box, the player, an amount,
-the cutting card. Corrections (``correction_of``), notes and deck serials come only from a
+the cutting card, and the serial of a deck the dealer begins to inspect (typed from the deck's
+box when the shoe has no reader; the inspection names who opened the day). Corrections (``correction_of``), notes and deck serials come only from a
 supervisor (behind the PIN) or the shoe reader; a field a tap type does not name is refused,
 and so is a value of the wrong kind (``"box": "2"``, ``"type": ["stand"]``). The service fills
 in what the screen must not choose: the time, the source and the actor.
@@ -83,7 +84,14 @@ class RescueTap(_Tap):
 
 
 class BareTap(_Tap):
-    type: Literal["peek", "no_more_bets", "offer_insurance", "inspect", "inspect_end", "shoe_end"]
+    type: Literal["peek", "no_more_bets", "offer_insurance", "inspect_end", "shoe_end"]
+
+
+class InspectTap(_Tap):
+    """A deck's inspection begins (6.1); its serial typed when the reader cannot decode it."""
+
+    type: Literal["inspect"]
+    deck: Serial | None = None
 
 
 class ShuffleTap(_Tap):
@@ -135,6 +143,7 @@ DealerTap = Annotated[
     | SplitTap
     | RescueTap
     | BareTap
+    | InspectTap
     | ShuffleTap
     | AcknowledgeTap
     | CardTap

@@ -43,6 +43,7 @@ STORE_TABLES = (
     "settlements",
     "checkpoints",
     "heads",
+    "merkle_nodes",
 )
 READ_ONLY = ("table_keys", "alembic_version")
 # The floor's read model, owned by the floor role (it truncates and rebuilds it; the indexer
