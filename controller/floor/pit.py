@@ -239,15 +239,22 @@ def drops_of(rows: list[Row]) -> dict[tuple[str, int], Decimal]:
 
 
 def rows_of(
-    conn: Connection, start: datetime, end: datetime, table_id: str | None = None
+    conn: Connection,
+    start: datetime,
+    end: datetime,
+    table_id: str | None = None,
+    *,
+    buy_ins: bool = True,
 ) -> list[Row]:
     """The tray's rows from ``start`` to ``end``, and every drop counted since ``start`` (the
-    count room counts a day's drop after it ends)."""
+    count room counts a day's drop after it ends); without the buy-ins if ``buy_ins`` is
+    false."""
     result = conn.exec_driver_sql(
         "SELECT table_id, seq, at, kind, detail, slip, amount, expected, difference, house_net, "
         "buy_ins, by_ids, dealer, day_seq FROM floor_tray WHERE at >= %(a)s "
         "AND (at < %(b)s OR kind = 'drop') "
         + ("AND table_id = %(t)s " if table_id is not None else "")
+        + ("" if buy_ins else "AND kind <> 'buy_in' ")
         + "ORDER BY table_id, seq",
         {"a": start, "b": end, "t": table_id},
     ).all()
@@ -410,14 +417,23 @@ def pit_report(
                 name: span_figures(conn, start, window.end, drops, openers)
                 for name, start in spans.items()
             }
-            window_rows = [r for r in rows_of(conn, window.start, window.end) if r.kind != "drop"]
+            # The counts and the slips (the buy-ins are summed in the running totals).
+            window_rows = [
+                r
+                for r in rows_of(conn, window.start, window.end, buy_ins=False)
+                if r.kind != "drop"
+            ]
             dealers = _dealers(conn, window)
             games: dict[str, str] = dict(
                 conn.exec_driver_sql("SELECT table_id, game FROM tables").all()
             )
             heads_for: dict[str, int] = {}
-            for r in window_rows:
-                heads_for[r.table_id] = max(heads_for.get(r.table_id, 0), r.seq)
+            for table_id, last in conn.exec_driver_sql(
+                "SELECT table_id, max(seq) FROM floor_tray WHERE at >= %(a)s AND at < %(b)s "
+                "GROUP BY table_id",
+                {"a": window.start, "b": window.end},
+            ).all():
+                heads_for[str(table_id)] = int(last)
             tables = []
             totals = {name: Figures() for name in spans}
             for table_id in sorted(heads_for):
