@@ -163,6 +163,7 @@ def format_report(doc: dict[str, Any]) -> str:
         out.append(
             f"  {d['dealer']:<12} {d['rounds']:>5} rounds  {d['from']['local']} to "
             f"{d['to']['local']}"
+            + (f"  (+{d['in_play']} in play)" if d.get("in_play") else "")
         )
     out.append("")
     out.append(
