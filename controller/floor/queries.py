@@ -110,6 +110,9 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
                 if start is not None:
                     since[str(r[0])] = start
             open_flags = _open_flags(conn, since)
+            from controller.floor.ingest import refused_inboxes
+
+            refused = [{**r, "since": times(settings, r["since"])} for r in refused_inboxes(conn)]
         tables = []
         now = datetime.now(UTC)
         today = settings.today(now)
@@ -143,6 +146,7 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
             )
         return {
             "tables": tables,
+            "refused": refused,
             "at": times(settings, now),
             "today": today.isoformat(),
             "stale_after": STALE_AFTER,
@@ -229,7 +233,21 @@ def locate_round(
         "AND started_at <= %(at)s ORDER BY started_at DESC LIMIT 1",
         params,
     ).first()
-    if row is not None and (row[2] is None or row[2] >= moment):
+    if row is not None and row[2] is None:
+        # Begun and not ended: in play only while the table was still heard from. A table gone
+        # silent (past the floor's stale limit) was not playing it at a later time.
+        heard = conn.exec_driver_sql(
+            "SELECT last_event_at FROM floor_tables WHERE table_id = %(t)s", params
+        ).scalar()
+        if heard is not None and moment > heard + timedelta(seconds=STALE_AFTER):
+            raise NotFound(
+                f"no round was in play at table {table_id} at {settings.local(moment)} "
+                f"({settings.utc(moment)}); round {row[0]} began at {settings.local(row[1])} "
+                f"and has not ended: the table was last heard at {settings.local(heard)}, "
+                f"silent since (see it with --round {row[0]})"
+            )
+        return row
+    if row is not None and row[2] >= moment:
         return row
     nxt = conn.exec_driver_sql(
         f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
@@ -591,9 +609,13 @@ def summarise(
         h["result"] += Decimal(r[13])
     dealers: dict[str, dict[str, Any]] = {}
     for r in rows:
+        done = r[3] in ("settled", "void")
         for d in r[9] or []:
-            e = dealers.setdefault(d, {"dealer": d, "rounds": 0, "from": r[1], "to": r[2] or r[1]})
-            e["rounds"] += 1
+            e = dealers.setdefault(
+                d, {"dealer": d, "rounds": 0, "in_play": 0, "from": r[1], "to": r[2] or r[1]}
+            )
+            # Rounds ended, as the report's own count; a round still in play apart.
+            e["rounds" if done else "in_play"] += 1
             e["from"] = min(e["from"], r[1])
             e["to"] = max(e["to"], r[2] or r[1])
     shoes = [
@@ -643,6 +665,7 @@ def summarise(
             {
                 "dealer": d["dealer"],
                 "rounds": d["rounds"],
+                "in_play": d["in_play"],
                 "from": times(settings, d["from"]),
                 "to": times(settings, d["to"]),
             }
