@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -110,6 +110,9 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
                 if start is not None:
                     since[str(r[0])] = start
             open_flags = _open_flags(conn, since)
+            from controller.floor.ingest import refused_inboxes
+
+            refused = [{**r, "since": times(settings, r["since"])} for r in refused_inboxes(conn)]
         tables = []
         now = datetime.now(UTC)
         today = settings.today(now)
@@ -143,6 +146,7 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
             )
         return {
             "tables": tables,
+            "refused": refused,
             "at": times(settings, now),
             "today": today.isoformat(),
             "stale_after": STALE_AFTER,
@@ -212,6 +216,18 @@ def locate_round(
         raise InputError("give a time (--at) or a round number (--round)")
     moment, minute_only = settings.local_instant(at)
     params = {"t": table_id, "at": moment}
+    # In play at that moment by the table's clock: one round, or (after its clock was set back)
+    # more, each named with its events; their order is their events' numbers, never the clock.
+    during = conn.exec_driver_sql(
+        f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
+        "AND started_at <= %(at)s AND (ended_at IS NULL OR ended_at >= %(at)s) "
+        "ORDER BY first_seq",
+        params,
+    ).all()
+    if len(during) == 1:
+        return during[0]
+    if len(during) > 1:
+        raise InputError(_overlapping(conn, table_id, during, settings.local(moment)))
     row = conn.exec_driver_sql(
         f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
         "AND started_at <= %(at)s ORDER BY started_at DESC LIMIT 1",
@@ -253,6 +269,30 @@ def locate_round(
     elif nxt is None:
         parts.append("no later round on the floor")
     raise NotFound("; ".join(parts))
+
+
+def _overlapping(conn: Connection, table_id: str, rows: Sequence[Any], shown: str) -> str:
+    """Why a time names more than one round: the rounds, in the order they were played, and
+    the ``clock`` events that set the table's clock back between them."""
+    rounds = [f"round {r[0]} (events {r[4]} to {r[7] if r[7] is not None else '…'})" for r in rows]
+    clocks = [
+        int(seq)
+        for (seq,) in conn.exec_driver_sql(
+            "SELECT seq FROM events WHERE table_id = %(t)s AND type = 'clock' "
+            "AND seq > %(a)s AND seq < %(b)s ORDER BY seq",
+            {"t": table_id, "a": int(rows[0][4]), "b": int(rows[-1][4])},
+        )
+    ]
+    why = (
+        f"the table's clock was set back in between (clock event {', '.join(map(str, clocks))})"
+        if clocks
+        else "their recorded times overlap"
+    )
+    return (
+        f"{len(rows)} rounds were in play at table {table_id} at {shown} by its clock: "
+        f"{' and '.join(rounds)}, played in that order; {why}. "
+        "Ask for one by its number (--round N)"
+    )
 
 
 def find_round(
@@ -362,7 +402,7 @@ def rounds_in(floor: Floor, who: Who, table_id: str, window: Window) -> dict[str
             known_table(floor, conn, table_id)
             rows = conn.exec_driver_sql(
                 f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
-                "AND started_at >= %(a)s AND started_at < %(b)s ORDER BY started_at",
+                "AND started_at >= %(a)s AND started_at < %(b)s ORDER BY first_seq",
                 {"t": table_id, "a": window.start, "b": window.end},
             ).all()
         return {
@@ -522,7 +562,7 @@ def report_rows(
     params = {"t": table_id, "a": window.start, "b": window.end}
     rows = conn.exec_driver_sql(
         f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
-        "AND started_at >= %(a)s AND started_at < %(b)s ORDER BY started_at",
+        "AND started_at >= %(a)s AND started_at < %(b)s ORDER BY first_seq",
         params,
     ).all()
     flag_rows = conn.exec_driver_sql(

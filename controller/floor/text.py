@@ -229,6 +229,11 @@ def format_floor(doc: dict[str, Any]) -> str:
             f"{t['round_in_play'] or '-':>6} {t['last_event']['local'] or '-':<24} "
             f"{t['open_flags']:>10}  {devices}"
         )
+    for r in doc.get("refused", []):
+        out.append(
+            f"table {r['table']}: its inbox is refused since {r['since']['local']}, nothing "
+            f"after it taken in: {r['why']}"
+        )
     return "\n".join(out)
 
 

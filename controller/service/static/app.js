@@ -63,7 +63,10 @@ function toast(msg, error = false) {
   clearTimeout(toast.timer);
   toast.timer = setTimeout(() => t.classList.add("hidden"), error ? 6000 : 2500);
 }
-function ruleName(rule) { return /^\d/.test(rule) ? `Rule ${rule}` : ({ shoe: "Shoe", tray: "Tray", slip: "Slip" })[rule] || rule; }
+function ruleName(rule) {
+  return /^\d/.test(rule) ? `Rule ${rule}` :
+    ({ shoe: "Shoe", tray: "Tray", slip: "Slip", clock: "Clock changed" })[rule] || rule;
+}
 
 // ---------------------------------------------------------------- rendering
 function render() {
