@@ -153,6 +153,14 @@ def test_a_round_from_bets_to_settlement_fits_every_screen(walk: tuple[Screen, W
     page = s.page
     s.dealer({"type": "shuffle", "decks": 6, "cut_card": 216})
     s.caught_up()
+    # New shoe is at the far end of the row from End of shoe, and no words are said twice.
+    new, end = (
+        page.locator(f'#actions button[data-action="{a}"]').bounding_box()
+        for a in ("shuffle", "shoe_end")
+    )
+    assert new is not None and end is not None
+    assert new["x"] - (end["x"] + end["width"]) > 300, (new, end)
+    assert page.locator("#due .prompt").all_inner_texts().count("place your bets") == 0
     w.look("waiting-for-bets")
     s.bets(
         b1=("ann", 50), b2=("bob", 50), b3=("cat", 20), b4=("dan", 30),

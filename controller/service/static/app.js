@@ -168,6 +168,8 @@ function renderDue() {
     }[due.phase] || (due.phase || "Waiting"));
   }
   if (paying) prompts = [...prompts, "then take the next bets"];
+  const said = parts.join(" · ").toLowerCase();
+  prompts = prompts.filter((p) => p.toLowerCase() !== said);  // not the same words twice
   box.replaceChildren(el("span", { id: "due-text" }, parts.join(" · ")),
     el("span", { class: "prompts" }, prompts.map((p) => el("span", { class: "prompt" }, p))));
 }
