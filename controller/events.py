@@ -60,6 +60,11 @@ class Event:
     reason: str | None = None
     flag_event: int | None = None
     rule: str | None = None
+    kind: str | None = None
+    slip: str | None = None
+    was: str | None = None
+    now: str | None = None
+    elapsed: Decimal | None = None
     extra: tuple[tuple[str, Any], ...] = field(default=())
 
     def meta(self, name: str) -> Any:
@@ -281,6 +286,38 @@ def _reason(v: Any) -> str:
 MAX_SEQ = 2**63 - 1
 
 
+MAX_INSTANT = 40
+MAX_ELAPSED = Decimal(10) ** 9  # seconds: about 31 years
+
+
+def _instant(v: Any) -> str:
+    """A moment as the recorder writes ``recorded_at`` (ISO 8601, with its zone)."""
+    from datetime import datetime
+
+    if isinstance(v, str) and 0 < len(v) <= MAX_INSTANT and v.isascii():
+        try:
+            parsed = datetime.fromisoformat(v)
+        except ValueError:
+            parsed = None
+        if parsed is not None and parsed.tzinfo is not None:
+            return v
+    raise ValueError(
+        f"{_shown(v)} is not a moment (ISO 8601 with its zone, e.g. 2026-12-01T21:14:00Z)"
+    )
+
+
+def _elapsed(v: Any) -> Decimal:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise ValueError(f"{_shown(v)} is not a number of seconds")
+    try:
+        d = Decimal(str(v))
+    except InvalidOperation:
+        raise ValueError(f"{_shown(v)} is not a number of seconds") from None
+    if not d.is_finite() or d < 0 or d > MAX_ELAPSED:
+        raise ValueError(f"{_shown(v)} is not a number of seconds (0 to {MAX_ELAPSED})")
+    return d
+
+
 def _seq(v: Any) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_SEQ:
         raise ValueError(f"{_shown(v)} is not an event's sequence number (a whole number from 1)")
@@ -296,6 +333,53 @@ def _rule(v: Any) -> str:
             f"{_shown(v)} is not a rule's name (as flags name it: 16.4, shoe; up to 16 characters)"
         )
     return v
+
+
+# The chip tray (docs/reference/events.md, "The chip tray"): a count, a slip's chips.
+TRAY_COUNTS: tuple[str, ...] = ("opener", "check", "closer")
+BUY_IN_KINDS: tuple[str, ...] = ("cash", "marker")
+MAX_DENOMINATIONS = 32
+SLIP = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,31}")
+
+
+def _tray_chips(v: Any) -> tuple[tuple[str, int], ...]:
+    """Chips counted by denomination: each denomination a positive amount given once (``"5"``
+    and ``"5.00"`` are one denomination), each count a whole number, the whole worth no more
+    than the largest amount."""
+    if not isinstance(v, dict) or not v:
+        raise ValueError(f"{_shown(v)} is not an object of denomination: count (at least one)")
+    if len(v) > MAX_DENOMINATIONS:
+        raise ValueError(f"{_shown(v)} has too many denominations (up to {MAX_DENOMINATIONS})")
+    out: list[tuple[str, int]] = []
+    seen: dict[Decimal, str] = {}
+    total = Decimal(0)
+    for k, n in v.items():
+        try:
+            value = _amount(k)
+        except ValueError as exc:
+            raise ValueError(f"denomination {exc}") from None
+        if value <= 0:
+            raise ValueError(f"denomination {_shown(k)} is not a chip's value (more than 0)")
+        if value in seen:
+            raise ValueError(f"denominations {seen[value]!r} and {k!r} are the same chip")
+        seen[value] = str(k)
+        try:
+            count = _count(n)
+        except ValueError as exc:
+            raise ValueError(f"the count of {k!r}: {exc}") from None
+        total += value * count
+        out.append((str(k), count))
+    if total > MAX_AMOUNT:
+        raise ValueError(f"the chips are worth more than {MAX_AMOUNT:,} (out of range)")
+    return tuple(out)
+
+
+def _slip(v: Any) -> str:
+    if isinstance(v, int) and not isinstance(v, bool) and 0 < v < 10**12:
+        return str(v)
+    if isinstance(v, str) and SLIP.fullmatch(v):
+        return v
+    raise ValueError(f"{_shown(v)} is not a slip number (letters, digits and '-', up to 32)")
 
 
 @dataclass(frozen=True)
@@ -332,6 +416,19 @@ _CHECK: dict[str, Callable[[Any], Any]] = {
     "reason": _reason,
     "flag_event": _seq,
     "rule": _rule,
+    "kind": _one_of(TRAY_COUNTS + BUY_IN_KINDS, "a kind"),
+    "slip": _slip,
+    "was": _instant,
+    "now": _instant,
+    "elapsed": _elapsed,
+}
+# Fields whose check depends on the event's type.
+_CHECK_FOR: dict[tuple[str, str], Callable[[Any], Any]] = {
+    ("tray_count", "kind"): _one_of(TRAY_COUNTS, "a kind of count"),
+    ("buy_in", "kind"): _one_of(BUY_IN_KINDS, "a kind of buy-in"),
+    ("tray_count", "chips"): _tray_chips,
+    ("fill", "chips"): _tray_chips,
+    ("credit", "chips"): _tray_chips,
 }
 
 _SPECS: dict[str, _Spec] = {
@@ -368,7 +465,16 @@ _SPECS: dict[str, _Spec] = {
     "dealer": _Spec(("dealer",)),
     "manual_mode": _Spec(("device", "on"), ("reason",)),
     "acknowledge": _Spec(("flag_event", "rule")),
+    # The chip tray and the drop (docs/reference/events.md, "The chip tray").
+    "tray_count": _Spec(("chips", "kind"), ("by", "amount")),
+    "fill": _Spec(("slip", "chips"), ("by", "amount")),
+    "credit": _Spec(("slip", "chips"), ("by", "amount")),
+    "buy_in": _Spec(("amount", "kind"), ("box", "player")),
+    "drop_count": _Spec(("amount",), ("by",)),
+    # The recorder's own record that the table's wall clock was stepped (docs/reference/events.md).
+    "clock": _Spec(("was", "now"), ("elapsed",)),
 }
+TRAY_EVENTS: frozenset[str] = frozenset({"tray_count", "fill", "credit", "buy_in", "drop_count"})
 
 EVENT_TYPES: tuple[str, ...] = tuple(_SPECS)
 
@@ -392,7 +498,7 @@ def parse_event(obj: Any, line: int = 0) -> Event:
     for name in spec.order:
         if name in obj and not (name in spec.optional and obj[name] is None):
             try:
-                values[name] = _CHECK[name](obj[name])
+                values[name] = _CHECK_FOR.get((str(kind), name), _CHECK[name])(obj[name])
             except ValueError as exc:
                 raise ScenarioError(line, name, str(exc)) from None
     extra = _passthrough(obj, line)

@@ -24,6 +24,7 @@ from controller.engine import (
     settle,
     shoe,
     snapshot,
+    tray,
     view,
 )
 from controller.engine.decisions import Decision, Fixed, open_decisions
@@ -44,7 +45,7 @@ from controller.engine.state import (
 )
 from controller.engine.tableview import TableView, table_view
 from controller.engine.view import Due
-from controller.events import MAX_DECKS, Event, TableSetup
+from controller.events import MAX_DECKS, TRAY_EVENTS, Event, TableSetup
 from controller.rules import RuleSet
 
 Handler = Callable[["Table", Event], None]
@@ -80,6 +81,12 @@ HANDLERS: Final[dict[str, Handler]] = {
     "dealer": opening.on_dealer,
     "manual_mode": desk.on_manual_mode,
     "acknowledge": desk.on_acknowledge,
+    "tray_count": tray.on_tray_count,
+    "fill": tray.on_fill,
+    "credit": tray.on_credit,
+    "buy_in": tray.on_buy_in,
+    "drop_count": tray.on_drop_count,
+    "clock": desk.on_clock,
 }
 # The events a person initiates whose refusal is the engine's one answer (:mod:`.check`): the
 # table asks it before the handler, which then only carries the event out.
@@ -93,6 +100,7 @@ GATED: Final = frozenset(
         "shoe_end",
         "manual_mode",
         "acknowledge",
+        *TRAY_EVENTS,
     }
 )
 
@@ -137,6 +145,7 @@ class Table:
         self._refs = dict(rules.rule_refs)
         self.fixed = Fixed(self)
         self.desk = Desk()  # manual modes, flags waiting to be seen, misreads (:mod:`.desk`)
+        self.tray = tray.Tray()  # the chip tray's counts, slips, buy-ins, drop (:mod:`.tray`)
         # What the event being applied did.
         self._kind = ""
         self._flags: list[Flag] | None = None
@@ -256,13 +265,16 @@ class Table:
         rnd = self.current_round
         if rnd is not None and rnd.phase is not SETTLED and rnd.phase is not VOID:
             rounds.append(settle.round_result(self, rnd, "incomplete").to_dict())
-        return {
+        out: dict[str, Any] = {
             "game": self.setup.game,
             "table_id": self.setup.table_id,
             "rounds": rounds,
             "shoes": [s.to_dict() for s in self.shoes],
             "inspections": [i.to_dict() for i in self.inspections],
         }
+        if self.tray.used:
+            out["tray"] = tray.document(self.tray)
+        return out
 
     # ----- the checkpoint -------------------------------------------------------------------
 
@@ -312,6 +324,7 @@ class Table:
         return rnd
 
     def end_round(self, result: RoundResult) -> None:
+        tray.on_round_ended(self, result)
         self.rounds.append(result)
         self.rounds_played = result.round
         keep = self.keep_rounds

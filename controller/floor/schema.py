@@ -23,7 +23,14 @@ SCHEMA_VERSION = "1"
 # Serialises the floor's DDL and partition creation between processes (serve, the CLI).
 DDL_LOCK = 0x666C6F6F72444400  # "floorDD\0"
 PARTITIONED = ("floor_rounds", "floor_flags")
-READ_MODEL = ("floor_rounds", "floor_flags", "floor_shoes", "floor_checkpoints", "floor_tables")
+READ_MODEL = (
+    "floor_rounds",
+    "floor_flags",
+    "floor_shoes",
+    "floor_tray",
+    "floor_checkpoints",
+    "floor_tables",
+)
 
 
 class FloorError(StoreError):
@@ -82,22 +89,27 @@ def open_floor(url: str, settings: FloorSettings | None = None) -> Floor:
 
 def ensure_schema(engine: Engine) -> None:
     with engine.begin() as conn:
-        if _version(conn) == SCHEMA_VERSION:
-            return
-        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({DDL_LOCK})")
-        if _version(conn) == SCHEMA_VERSION:
-            return
-        ddl = resources.files("controller.floor").joinpath("schema.sql").read_text("utf-8")
-        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-        try:
-            cursor.execute(ddl)  # no parameters: the DDL's own % signs stay as written
-        finally:
-            cursor.close()
-        conn.exec_driver_sql(
-            "INSERT INTO floor_meta (key, value) VALUES ('schema', %(v)s) "
-            "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-            {"v": SCHEMA_VERSION},
-        )
+        ensure_floor_tables(conn)
+
+
+def ensure_floor_tables(conn: Connection) -> None:
+    """Create the floor's own tables (``schema.sql``) when they are missing or older."""
+    if _version(conn) == SCHEMA_VERSION:
+        return
+    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({DDL_LOCK})")
+    if _version(conn) == SCHEMA_VERSION:
+        return
+    ddl = resources.files("controller.floor").joinpath("schema.sql").read_text("utf-8")
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(ddl)  # no parameters: the DDL's own % signs stay as written
+    finally:
+        cursor.close()
+    conn.exec_driver_sql(
+        "INSERT INTO floor_meta (key, value) VALUES ('schema', %(v)s) "
+        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+        {"v": SCHEMA_VERSION},
+    )
 
 
 def _version(conn: Connection) -> str | None:

@@ -88,6 +88,7 @@ class StoreConfig:
     spool_reserve_kib: int = 1024  # kept allocated in the spool for a full disk
     signing_key: str | None = None  # the table's Ed25519 key (floorctl keygen): signed heads
     checkpoint_every: int = 2000  # events between checkpoints of the table's state, at most
+    clock_forward_seconds: float = 120.0  # a wall clock further ahead is recorded as a step
 
 
 @dataclass(frozen=True)
@@ -254,6 +255,7 @@ _STORE: Spec = {
     "spool_reserve_kib": (_int_range(16, 1 << 20, "a size in KiB"), 1024),
     "signing_key": (_key_file, None),
     "checkpoint_every": (_int_range(100, 1_000_000, "a number of events"), 2000),
+    "clock_forward_seconds": (_seconds(5, 86_400), 120.0),
 }
 _LOG: Spec = {"level": (_level, "info")}
 _TABLE_KEYS = ("table_id", "game", "boxes", "decks", "min_bet", "max_bet", "rules")
@@ -447,6 +449,7 @@ def config_from_dict(
             except ValueError as exc:
                 # The camera driver's errors already name the file, key and value.
                 raise ConfigError.named_by(path, "[camera]", str(exc)) from None
+        _camera_boxes_fit(path, setup.boxes, camera)
     return ServiceConfig(
         path=path,
         table=table_line,
@@ -460,6 +463,36 @@ def config_from_dict(
         camera=camera,
         camera_raw=dict(camera_raw) if isinstance(camera_raw, Mapping) else {},
     )
+
+
+def _camera_boxes_fit(path: Path, boxes: int, camera: Any) -> None:
+    """The camera's box areas are the table's boxes, 1 to [table] boxes, every one of them: a
+    box the camera watches that the table does not have, or a box of the table the camera
+    does not watch, is refused naming both."""
+    areas = sorted(int(a.box) for a in getattr(camera, "boxes", ()) or ())
+    if not areas:
+        return
+    extra = [b for b in areas if b > boxes]
+    unseen = [b for b in range(1, boxes + 1) if b not in areas]
+    listed = ", ".join(map(str, areas))
+    if extra:
+        raise ConfigError(
+            path,
+            "[table] boxes",
+            boxes,
+            f"the camera's [[camera.boxes]] are boxes {listed}: box "
+            f"{', '.join(map(str, extra))} is not on this table (remove its area, or give the "
+            "table's real number of boxes)",
+        )
+    if unseen:
+        raise ConfigError(
+            path,
+            "[table] boxes",
+            boxes,
+            f"the camera's [[camera.boxes]] are boxes {listed}: box "
+            f"{', '.join(map(str, unseen))} has no area, so the camera would never see its "
+            "wagers (calibrate the layout with every box)",
+        )
 
 
 __all__ = [
