@@ -21,13 +21,13 @@ from controller.engine.state import (
     Box,
     Round,
 )
-from controller.events import Event
+from controller.events import Bet, NoMoreBets, WagerSeen
 
 if TYPE_CHECKING:
     from controller.engine.table import Table
 
 
-def bet_refusal(t: Table, ev: Event) -> Refusal | None:
+def bet_refusal(t: Table, ev: Bet) -> Refusal | None:
     """Why a bet may not be made now (None: it may). 5.5: no wager after "no more bets" and the
     first card; none while the last round's dealer hand is incomplete; the table's boxes and
     limits (a withdrawal, an amount of 0, is always within them)."""
@@ -65,7 +65,7 @@ def bet_refusal(t: Table, ev: Event) -> Refusal | None:
 LIVE_PHASES_AND_DEALER: Final = LIVE_PHASES | {DEALER}
 
 
-def on_bet(t: Table, ev: Event) -> None:
+def on_bet(t: Table, ev: Bet) -> None:
     assert ev.box is not None and ev.player is not None and ev.amount is not None
     why = bet_refusal(t, ev)
     rnd = t.current_round
@@ -98,7 +98,7 @@ def _dealer_hand(rnd: Round) -> str:
     return f"{' '.join(rnd.dealer)}, {rnd.dealer_best}"
 
 
-def on_no_more_bets(t: Table, ev: Event) -> None:
+def on_no_more_bets(t: Table, ev: NoMoreBets) -> None:
     rnd = t.current_round
     if rnd is None or rnd.phase is not BETTING or not rnd.boxes:
         return
@@ -130,7 +130,7 @@ def check_presence(t: Table, rnd: Round) -> None:
             )
 
 
-def on_wager_seen(t: Table, ev: Event) -> None:
+def on_wager_seen(t: Table, ev: WagerSeen) -> None:
     assert ev.box is not None and ev.amount is not None
     rnd = t.current_round
     if rnd is None or rnd.phase is SETTLED or rnd.phase is VOID:

@@ -32,7 +32,7 @@ from controller.engine.state import (
     Round,
     Wager,
 )
-from controller.events import Event
+from controller.events import Card, Peek, Refuse
 
 if TYPE_CHECKING:
     from controller.engine.table import Table
@@ -94,7 +94,7 @@ def next_card(t: Table) -> Target | None:
 # --- a card out of the shoe ---------------------------------------------------------------------
 
 
-def on_card(t: Table, ev: Event) -> None:
+def on_card(t: Table, ev: Card) -> None:
     card = ev.card
     assert card is not None
     if t.inspection is not None:
@@ -252,7 +252,7 @@ def peek(t: Table, rnd: Round) -> None:
         advance(t, rnd)
 
 
-def on_peek(t: Table, ev: Event) -> None:
+def on_peek(t: Table, ev: Peek) -> None:
     rnd = t.current_round
     if rnd is None or not rnd.peek_pending:
         t.flag("turn", "peek: the dealer's hole card is not waiting to be checked")
@@ -364,7 +364,7 @@ def dealer_needs_card(t: Table, rnd: Round) -> bool:
 # --- 16.4: the exposed error card on offer ------------------------------------------------------
 
 
-def on_refuse(t: Table, ev: Event) -> None:
+def on_refuse(t: Table, ev: Refuse) -> None:
     rnd = t.current_round
     if rnd is None or rnd.pending_card is None or rnd.offered_to is None:
         t.flag("16.4", f"box {ev.box} refused a card, but none is on offer", ev.box)

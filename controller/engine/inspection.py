@@ -29,7 +29,7 @@ from controller.engine.state import (
     InspectionResult,
     Shoe,
 )
-from controller.events import Event
+from controller.events import Card, Inspect, InspectEnd, ShoeEnd
 
 if TYPE_CHECKING:
     from controller.engine.table import Table
@@ -42,7 +42,7 @@ MAX_DECK_STATUS: Final = 256
 # --- inspection ---------------------------------------------------------------------------------
 
 
-def on_inspect(t: Table, ev: Event) -> None:
+def on_inspect(t: Table, ev: Inspect) -> None:
     """A deck read for inspection begins (the table refused it while a round's cards are out:
     :mod:`.check`)."""
     if t.inspection is not None:
@@ -53,7 +53,7 @@ def on_inspect(t: Table, ev: Event) -> None:
     t.inspection = Inspection(t.seq, ev.deck, ev.by or ())
 
 
-def on_inspect_end(t: Table, ev: Event) -> None:
+def on_inspect_end(t: Table, ev: InspectEnd) -> None:
     end_inspection(t)  # one is open: the table asked :mod:`.check` first
 
 
@@ -69,7 +69,7 @@ def unfinished(t: Table, why: str) -> None:
     end_inspection(t)
 
 
-def read(t: Table, ev: Event) -> None:
+def read(t: Table, ev: Card) -> None:
     """A card read during an inspection: the deck's, not the shoe's; not dealt."""
     insp = t.inspection
     assert insp is not None and ev.card is not None
@@ -172,7 +172,7 @@ def note_deck(t: Table, serial: str, status: DeckStatus) -> None:
 # --- the shoe's end, its readout and its reconciliation -----------------------------------------
 
 
-def on_shoe_end(t: Table, ev: Event) -> None:
+def on_shoe_end(t: Table, ev: ShoeEnd) -> None:
     """The shoe is finished (a shoe is loaded, not ended, and no round's cards are out: the
     table asked :mod:`.check` first); the cards read next are read out."""
     shoe = t.shoe
@@ -182,7 +182,7 @@ def on_shoe_end(t: Table, ev: Event) -> None:
     shoe.ended = True
 
 
-def read_out(t: Table, ev: Event) -> None:
+def read_out(t: Table, ev: Card) -> None:
     """A card left in an ended shoe, read out: the shoe's checks on a card read, not dealt."""
     shoe = t.shoe
     assert shoe is not None

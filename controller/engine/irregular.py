@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from controller.engine import deal, settle
 from controller.engine.results import Refusal
 from controller.engine.state import PLAY, SETTLED, VOID, Reshuffle, Round, Shoe
-from controller.events import Event
+from controller.events import Absent, ReshuffleDiscards, Void
 
 if TYPE_CHECKING:
     from controller.engine.table import Table
@@ -58,7 +58,7 @@ def at_first_card(t: Table) -> None:
         t.require_reshuffle(Reshuffle.NO_CUTTING_CARD)
 
 
-def on_void(t: Table, ev: Event) -> None:
+def on_void(t: Table, ev: Void) -> None:
     """16.5: the round, or one box's hands, voided: cards to the discards, wagers returned.
 
     Later hands stand as dealt. A round voided while its dealer's hand is incomplete ends here.
@@ -118,7 +118,7 @@ def absent_refusal(t: Table, box: int) -> Refusal | None:
     return None
 
 
-def on_absent(t: Table, ev: Event) -> None:
+def on_absent(t: Table, ev: Absent) -> None:
     """16.6: nobody may decide for the box: its hand is drawn to 12 or more."""
     assert ev.box is not None
     why = absent_refusal(t, ev.box)
@@ -142,7 +142,7 @@ def on_absent(t: Table, ev: Event) -> None:
         deal.advance(t, rnd)
 
 
-def on_reshuffle_discards(t: Table, ev: Event) -> None:
+def on_reshuffle_discards(t: Table, ev: ReshuffleDiscards) -> None:
     """16.7: the shoe ran short; the discards were shuffled, cut and loaded to complete the
     round. The cards on the table are counted into the new shoe."""
     rnd = t.current_round

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Final
 
 from controller.engine.inspection import finish_shoe, unfinished
 from controller.engine.state import SETTLED, VOID, Day, DayState
-from controller.events import Event
+from controller.events import CloseTable, Dealer, Event, OpeningStepDone, OpenTable
 
 if TYPE_CHECKING:
     from controller.engine.table import Table
@@ -44,7 +44,7 @@ WORDS: Final[dict[str, str]] = {
 MAX_STEPS: Final = 64  # the steps a day keeps (a bounded table's memory must not grow)
 
 
-def on_dealer(t: Table, ev: Event) -> None:
+def on_dealer(t: Table, ev: Dealer) -> None:
     dealer = ev.dealer
     assert dealer is not None
     t.dealer_on_duty = dealer
@@ -54,7 +54,7 @@ def on_dealer(t: Table, ev: Event) -> None:
         rnd.dealers.append(dealer)
 
 
-def on_open_table(t: Table, ev: Event) -> None:
+def on_open_table(t: Table, ev: OpenTable) -> None:
     day = t.day = Day()
     day.state = DayState.OPENING
     day.seq = t.seq
@@ -64,7 +64,7 @@ def on_open_table(t: Table, ev: Event) -> None:
         del t.deck_status[serial]
 
 
-def on_opening_step(t: Table, ev: Event) -> None:
+def on_opening_step(t: Table, ev: OpeningStepDone) -> None:
     step = ev.step
     assert step is not None
     day = t.day
@@ -84,8 +84,7 @@ def on_opening_step(t: Table, ev: Event) -> None:
 
 def actor(ev: Event) -> str:
     """Who the event says did it ("" when it names nobody)."""
-    who = ev.meta("actor")
-    return "" if who is None else str(who)
+    return ev.actor or ""
 
 
 def at_load(t: Table) -> None:
@@ -111,7 +110,7 @@ def in_force(t: Table) -> bool:
     return day.state is not DayState.CLOSED or day.inspected > 0
 
 
-def on_close_table(t: Table, ev: Event) -> None:
+def on_close_table(t: Table, ev: CloseTable) -> None:
     if t.inspection is not None:
         unfinished(t, "the table closed")
     shoe = t.shoe

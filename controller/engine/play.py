@@ -21,13 +21,24 @@ from controller.engine.decisions import (
 from controller.engine.results import Refusal, money
 from controller.engine.state import BETTING, CLOSED, DEALER, DEALING, PLAY, ZERO, Box, Hand, Round
 from controller.engine.state import Wager as _Wager
-from controller.events import Event
+from controller.events import (
+    Double,
+    Hit,
+    Insurance,
+    OfferInsurance,
+    OfferSurrender,
+    OnBox,
+    Rescue,
+    Split,
+    Stand,
+    Surrender,
+)
 
 if TYPE_CHECKING:
     from controller.engine.table import Table
 
 
-def in_play(t: Table, ev: Event, action: str) -> tuple[Round, Box, int] | None:
+def in_play(t: Table, ev: OnBox, action: str) -> tuple[Round, Box, int] | None:
     """The round, box and hand an in-turn decision applies to; flags ``turn`` otherwise."""
     rnd = t.current_round
     if rnd is not None and rnd.peek_pending:
@@ -48,7 +59,7 @@ def in_play(t: Table, ev: Event, action: str) -> tuple[Round, Box, int] | None:
     return rnd, box, idx
 
 
-def on_stand(t: Table, ev: Event) -> None:
+def on_stand(t: Table, ev: Stand) -> None:
     found = in_play(t, ev, "stand")
     if found is None:
         return
@@ -76,7 +87,7 @@ def on_stand(t: Table, ev: Event) -> None:
     deal.advance(t, rnd)
 
 
-def on_hit(t: Table, ev: Event) -> None:
+def on_hit(t: Table, ev: Hit) -> None:
     """A hit is optional (the next card is one); it takes a 16.4 card on offer."""
     found = in_play(t, ev, "hit")
     if found is None:
@@ -86,7 +97,7 @@ def on_hit(t: Table, ev: Event) -> None:
         deal.accept_pending(t, rnd)
 
 
-def on_double(t: Table, ev: Event) -> None:
+def on_double(t: Table, ev: Double) -> None:
     """12.1-12.4 (10.1-10.3): the controller doubles, then back-bettors in line (15.3)."""
     assert ev.player is not None and ev.amount is not None
     found = in_play(t, ev, "double")
@@ -125,9 +136,8 @@ def on_double(t: Table, ev: Event) -> None:
 
 
 def _back_bettor_double(
-    t: Table, box: Box, hand: Hand, idx: int, wager: _Wager | None, ev: Event
+    t: Table, box: Box, hand: Hand, idx: int, wager: _Wager | None, ev: Double
 ) -> None:
-    assert ev.amount is not None
     if wager is None:
         t.flag(
             t.ref("back_bettor"),
@@ -155,7 +165,7 @@ def _back_bettor_double(
             wager.double = ev.amount
 
 
-def on_split(t: Table, ev: Event) -> None:
+def on_split(t: Table, ev: Split) -> None:
     """13.1-13.4 (11.1-11.4): the controller splits; a back-bettor follows (15.3)."""
     found = in_play(t, ev, "split")
     if found is None:
@@ -221,7 +231,7 @@ def offer_surrender_refusal(t: Table, box: int) -> Refusal | None:
     return None
 
 
-def on_offer_surrender(t: Table, ev: Event) -> None:
+def on_offer_surrender(t: Table, ev: OfferSurrender) -> None:
     assert ev.box is not None
     why = offer_surrender_refusal(t, ev.box)
     if why is not None:
@@ -232,7 +242,7 @@ def on_offer_surrender(t: Table, ev: Event) -> None:
     rnd.boxes[ev.box].surrender_offered = True
 
 
-def on_surrender(t: Table, ev: Event) -> None:
+def on_surrender(t: Table, ev: Surrender) -> None:
     """9 (assumed): the controller surrenders for every wager on the box (9.6); late, 16.12."""
     assert ev.box is not None
     rnd = t.current_round
@@ -278,7 +288,7 @@ def on_surrender(t: Table, ev: Event) -> None:
     deal.advance(t, rnd)
 
 
-def on_rescue(t: Table, ev: Event) -> None:
+def on_rescue(t: Table, ev: Rescue) -> None:
     """12.8: after the double card, 21 or under, before any further card: each player may take
     back the doubled part and forfeit the original wager."""
     assert ev.box is not None and ev.player is not None
@@ -309,7 +319,7 @@ def on_rescue(t: Table, ev: Event) -> None:
     deal.advance(t, rnd)
 
 
-def on_insurance(t: Table, ev: Event) -> None:
+def on_insurance(t: Table, ev: Insurance) -> None:
     """10.1-10.4 (and 16.11): up to half the initial wager, when the dealer's first card is an
     ace, after the initial deal and before any further card."""
     assert ev.box is not None and ev.player is not None and ev.amount is not None
@@ -388,7 +398,7 @@ def offer_insurance_refusal(t: Table) -> Refusal | None:
     return None
 
 
-def on_offer_insurance(t: Table, ev: Event) -> None:
+def on_offer_insurance(t: Table, ev: OfferInsurance) -> None:
     why = offer_insurance_refusal(t)
     if why is not None:
         t.flag(why.rule, why.reason)

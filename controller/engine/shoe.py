@@ -17,13 +17,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from controller.engine.state import LIVE_PHASES, Shoe, ShoeRecord
-from controller.events import Event
+from controller.events import Card, CutCard, Misread, Shuffle
 
 if TYPE_CHECKING:
     from controller.engine.table import Table
 
 
-def on_shuffle(t: Table, ev: Event) -> None:
+def on_shuffle(t: Table, ev: Shuffle) -> None:
     assert ev.decks is not None
     from controller.engine import inspection, opening  # they read this room's admit()
 
@@ -55,7 +55,7 @@ def on_shuffle(t: Table, ev: Event) -> None:
     t.reshuffled()
 
 
-def check_decks(t: Table, ev: Event, in_force: bool) -> list[str]:
+def check_decks(t: Table, ev: Shuffle, in_force: bool) -> list[str]:
     """The decks loaded against what the table knows of them; returns those that had passed
     their inspection (or their last reconciliation)."""
     serials = ev.deck_serials
@@ -89,7 +89,7 @@ def check_decks(t: Table, ev: Event, in_force: bool) -> list[str]:
     return passed
 
 
-def on_cut_card(t: Table, ev: Event) -> None:
+def on_cut_card(t: Table, ev: CutCard) -> None:
     if t.inspection is not None:
         return  # the cutting card passed the reader with a deck under inspection: not the shoe's
     shoe = t.shoe
@@ -99,7 +99,7 @@ def on_cut_card(t: Table, ev: Event) -> None:
     shoe.cut_out = True
 
 
-def on_misread(t: Table, ev: Event) -> None:
+def on_misread(t: Table, ev: Misread) -> None:
     t.flag(
         "shoe",
         f"the shoe reader could not read a card ({ev.raw!r}): enter or correct it by hand",
@@ -111,7 +111,7 @@ def unrecorded(t: Table) -> Shoe:
     return Shoe(decks=t.rules.decks, cut_card=None, serials=None, recorded=False)
 
 
-def admit(t: Table, ev: Event) -> bool:
+def admit(t: Table, ev: Card) -> bool:
     """The shoe's checks on a card read: is it a card this shoe can hold?"""
     card = ev.card
     assert card is not None

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from controller.cards import VALUE
 from controller.engine.results import Flag
+from controller.events import Device as Device
 
 ZERO: Final = Decimal(0)
 
@@ -46,13 +47,6 @@ class Reshuffle(StrEnum):
     NONE = ""
     CUTTING_CARD_OUT = "16.9"  # the cutting card came out and a round was dealt after it
     NO_CUTTING_CARD = "16.10"  # the shoe was loaded with no cutting card
-
-
-class Device(StrEnum):
-    """The devices a supervisor may put in manual mode (``manual_mode``)."""
-
-    SHOE = "shoe"
-    CAMERA = "camera"
 
 
 # Module-level names for the hot path (one lookup instead of two; constants under mypyc).

@@ -44,10 +44,11 @@ from controller.engine.state import (
 )
 from controller.engine.tableview import TableView, table_view
 from controller.engine.view import Due
-from controller.events import MAX_DECKS, Event, TableSetup
+from controller.events import MAX_DECKS, Event, TableSetup, box_of
 from controller.rules import RuleSet
 
-Handler = Callable[["Table", Event], None]
+# Each takes the table and its own kind of event (the dict cannot say which to mypy).
+Handler = Callable[["Table", Any], None]
 
 HANDLERS: Final[dict[str, Handler]] = {
     "shuffle": shoe.on_shuffle,
@@ -152,11 +153,11 @@ class Table:
         self._begin(kind)
         refusal = check.refusal(self, ev) if kind in GATED else None
         if refusal is not None:
-            self.flag(refusal.rule, refusal.reason, ev.box)
+            self.flag(refusal.rule, refusal.reason, box_of(ev))
         else:
             HANDLERS[kind](self, ev)
         flags = self._flags
-        if flags is not None or kind in desk.NOTED or ev.extra:
+        if flags is not None or kind in desk.NOTED or ev.correction_of is not None:
             desk.note(self, ev, flags)  # (a card corrects a misread only with correction_of)
         return self._what_it_did()
 
