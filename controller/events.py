@@ -647,9 +647,9 @@ def parse_event(obj: Any, line: int = 0) -> Event:
     """Check one event object (as read from JSON) and return it as its kind's :class:`Event`."""
     if not isinstance(obj, Mapping):
         raise ScenarioError(line, "", "an event must be a JSON object")
-    _kind_of(obj, line)
-    try:
-        return msgspec.convert(obj, AnyEvent)
+    kind = _kind_of(obj, line)
+    try:  # to the kind's own class: msgspec keeps its plan for a class, not for a union
+        return msgspec.convert(obj, BY_TYPE[kind])
     except _CONVERT_ERRORS as exc:
         raise _explained(obj, line, exc) from None
 
@@ -664,8 +664,17 @@ def decode_event(text: str | bytes, line: int = 0) -> Event:
             return _DECODE(data)
         except (msgspec.MsgspecError, ArithmeticError, ValueError, TypeError):
             pass
-    source = text if isinstance(text, str) else text.decode("utf-8", "surrogateescape")
+    source = text if isinstance(text, str) else _text_of(text)
     return parse_event(parse_json_line(source, line), line)
+
+
+def _text_of(data: bytes) -> str:
+    """Bytes as text, a lone surrogate's encoding kept as the surrogate (as JSON's escape
+    would give it), any other byte that is not UTF-8 kept apart from the text."""
+    try:
+        return data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "surrogateescape")
 
 
 def _kind_of(obj: Mapping[str, Any], line: int) -> str:
@@ -854,11 +863,10 @@ def parse_scenario(lines: Iterable[str]) -> tuple[TableSetup, list[tuple[int, Ev
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
-        obj = parse_json_line(text, number)
         if setup is None:
-            setup = parse_setup(obj, number)
+            setup = parse_setup(parse_json_line(text, number), number)
         else:
-            events.append((number, parse_event(obj, number)))
+            events.append((number, decode_event(text, number)))
     if setup is None:
         raise ScenarioError(1, "type", 'the scenario is empty: it must start with the "table" line')
     return setup, events

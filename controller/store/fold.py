@@ -18,6 +18,7 @@ from controller.events import (
     ReshuffleDiscards,
     Shuffle,
     TableSetup,
+    decode_event,
     parse_event,
     parse_setup,
 )
@@ -181,6 +182,10 @@ class Fold:
     def apply(self, seq: int, body: Mapping[str, Any]) -> tuple[Event, Applied, Derived]:
         event = parse_event(body, seq)
         return self.apply_event(seq, event)
+
+    def apply_text(self, seq: int, body: str) -> tuple[Event, Applied, Derived]:
+        """:meth:`apply` for an event as the store keeps it (its canonical JSON text)."""
+        return self.apply_event(seq, decode_event(body, seq))
 
     def apply_event(self, seq: int, event: Event) -> tuple[Event, Applied, Derived]:
         if seq != self.seq + 1:
