@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 from controller.cards import PICTURES, VALUE
 from controller.engine.results import money
 from controller.engine.state import BETTING, CLOSED, DEALING, PLAY, Box, Hand, Round, Wager
-from controller.rules import RuleSet
+from controller.rules import DoubleAmount, DoubleFirstTwo, RuleSet, SplitPairs
 
 if TYPE_CHECKING:
     from controller.engine.table import Table
@@ -166,12 +166,12 @@ def double_refusal(rules: RuleSet, hand: Hand) -> str:
     if n == 2:
         if hand.split and not rules.double_after_split:
             return f"{where}: no doubling after a split in this game"
-        if rules.double_first_two == "never":
+        if rules.double_first_two is DoubleFirstTwo.NEVER:
             return f"{where}: this game has no doubling on two cards"
         if rules.double_no_aces and hand.aces:
             return f"{where}: double down only on 9, 10 or 11 without an ace"
         totals = rules.double_totals
-        by_total = rules.double_first_two == "totals"
+        by_total = rules.double_first_two is DoubleFirstTwo.TOTALS
         if by_total and hand.hard not in totals and hand.best not in totals:
             listed = ", ".join(str(t) for t in totals)
             return f"{where}: double down only on a total of {listed}"
@@ -185,7 +185,7 @@ def double_refusal(rules: RuleSet, hand: Hand) -> str:
 
 def double_amount_refusal(rules: RuleSet, wager: Wager, amount: Decimal) -> str:
     """12.3 (at most the original, at least the increment) / 10.2 (exactly the original)."""
-    if rules.double_amount == "equal":
+    if rules.double_amount is DoubleAmount.EQUAL:
         if amount != wager.amount:
             return (
                 f"{wager.player}'s double of {money(amount)} must equal the original "
@@ -208,14 +208,16 @@ def double_amount_refusal(rules: RuleSet, wager: Wager, amount: Decimal) -> str:
 def double_limits(rules: RuleSet, wager: Wager) -> tuple[Decimal, Decimal]:
     """The smallest and largest double :func:`double_amount_refusal` allows."""
     top = wager.amount
-    low = top if rules.double_amount == "equal" else rules.min_increment
+    low = top if rules.double_amount is DoubleAmount.EQUAL else rules.min_increment
     return min(low, top), top
 
 
 def is_pair(rules: RuleSet, hand: Hand) -> bool:
     """13.1: two cards of one value; 11.1: pictures only of one rank (J-Q is no pair)."""
     a, b = hand.cards
-    if rules.split_pairs == "same_rank_pictures" and (a[0] in PICTURES or b[0] in PICTURES):
+    if rules.split_pairs is SplitPairs.SAME_RANK_PICTURES and (
+        a[0] in PICTURES or b[0] in PICTURES
+    ):
         return a[0] == b[0]
     return VALUE[a] == VALUE[b]
 
@@ -234,7 +236,7 @@ def split_refusal(rules: RuleSet, box: Box, hand: Hand) -> tuple[str, str]:
         return situation, f"{where}: only a hand of two cards may split"
     if not is_pair(rules, hand):
         a, b = hand.cards
-        if rules.split_pairs == "same_rank_pictures" and VALUE[a] == VALUE[b]:
+        if rules.split_pairs is SplitPairs.SAME_RANK_PICTURES and VALUE[a] == VALUE[b]:
             msg = f"{where}: {a} and {b} are different picture cards and may not be split"
             if {a[0], b[0]} == {"J", "Q"}:
                 msg = f"{where}: a jack and a queen may not be split"

@@ -19,6 +19,7 @@ from controller.engine.state import (
     Misread,
     Pending,
     Resolution,
+    Resolved,
     Seen,
 )
 from controller.events import Acknowledge, Card, Event, Rescue, WagerSeen
@@ -49,7 +50,7 @@ def on_manual_mode(t: Table, ev: ManualModeEvent) -> None:
 def on_acknowledge(t: Table, ev: Acknowledge) -> None:
     key = (ev.flag_event, ev.rule)
     t.desk.pending.pop(key, None)
-    resolve(t.desk, key, Resolution("seen", actor(ev)))
+    resolve(t.desk, key, Resolution(Resolved.SEEN, actor(ev)))
 
 
 def note(t: Table, ev: Event, flags: list[Flag] | None) -> None:
@@ -68,7 +69,7 @@ def note(t: Table, ev: Event, flags: list[Flag] | None) -> None:
             del desk.misreads[corrected]
             key = (corrected, SHOE_RULE)
             desk.pending.pop(key, None)
-            resolve(desk, key, Resolution("corrected", actor(ev), ev.card))
+            resolve(desk, key, Resolution(Resolved.CORRECTED, actor(ev), ev.card))
     elif isinstance(ev, WagerSeen):
         desk.seen[ev.box] = Seen(ev.amount, ev.confidence)
     elif isinstance(ev, Rescue):

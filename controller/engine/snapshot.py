@@ -43,6 +43,7 @@ from controller.engine.state import (
     Phase,
     Reshuffle,
     Resolution,
+    Resolved,
     Round,
     Seen,
     Shoe,
@@ -178,7 +179,9 @@ def _desk(d: Desk) -> dict[str, Any]:
         "pending": [
             [p.seq, p.rule, p.kind, p.round, p.box, list(p.messages)] for p in d.pending.values()
         ],
-        "resolved": [[seq, rule, r.how, r.by, r.card] for (seq, rule), r in d.resolved.items()],
+        "resolved": [
+            [seq, rule, str(r.how), r.by, r.card] for (seq, rule), r in d.resolved.items()
+        ],
         "misreads": [[m.seq, m.raw, m.note, m.round] for m in d.misreads.values()],
         "misreads_dropped": d.misreads_dropped,
         "seen": [
@@ -469,9 +472,11 @@ def _read_desk(at: _At) -> Desk:
         )
     for row in at.key("resolved").items():
         seq, rule, how, by, card = row.items(5)
-        if how.value not in ("seen", "corrected"):
+        if how.value not in tuple(Resolved):
             raise how.fail(f"{_show(how.value)} is not how a flag was resolved")
-        desk.resolved[(seq.count(1), rule.text())] = Resolution(how.text(), by.text(), card.text())
+        desk.resolved[(seq.count(1), rule.text())] = Resolution(
+            Resolved(how.text()), by.text(), card.text()
+        )
     for row in at.key("misreads").items():
         seq, raw, note, number = row.items(4)
         desk.misreads[seq.count(1)] = Misread(

@@ -49,6 +49,13 @@ class Reshuffle(StrEnum):
     NO_CUTTING_CARD = "16.10"  # the shoe was loaded with no cutting card
 
 
+class Resolved(StrEnum):
+    """How a flag stopped waiting: seen (``acknowledge``), or a misread's card entered."""
+
+    SEEN = "seen"
+    CORRECTED = "corrected"
+
+
 # Module-level names for the hot path (one lookup instead of two; constants under mypyc).
 # Typed Phase, not each its literal: a phase changes under calls mypy cannot see into, so no
 # comparison may narrow it.
@@ -526,11 +533,11 @@ class Resolution:
     """How a flag stopped waiting: ``seen`` (acknowledged) or ``corrected`` (a misread's card
     entered), by whom (the event's actor), and the card entered."""
 
-    how: str
+    how: Resolved
     by: str
     card: str
 
-    def __init__(self, how: str, by: str, card: str = "") -> None:
+    def __init__(self, how: Resolved, by: str, card: str = "") -> None:
         self.how = how
         self.by = by
         self.card = card

@@ -45,7 +45,7 @@ from controller.engine.state import (
 from controller.engine.tableview import TableView, table_view
 from controller.engine.view import Due
 from controller.events import MAX_DECKS, Event, TableSetup, box_of
-from controller.rules import RuleSet
+from controller.rules import HoleCard, RuleSet
 
 # Each takes the table and its own kind of event (the dict cannot say which to mypy).
 Handler = Callable[["Table", Any], None]
@@ -133,8 +133,8 @@ class Table:
         self.excluded_ranks = frozenset(rules.excluded_ranks)
         self.cards_per_deck = rules.cards_per_deck()
         self.deck_codes: tuple[str, ...] = tuple(deck(rules.excluded_ranks))
-        self.no_hole_card = rules.hole_card == "none"
-        self.hole_card_peek = rules.hole_card == "peek"
+        self.no_hole_card = rules.hole_card is HoleCard.NONE
+        self.hole_card_peek = rules.hole_card is HoleCard.PEEK
         self._refs = dict(rules.rule_refs)
         self.fixed = Fixed(self)
         self.desk = Desk()  # manual modes, flags waiting to be seen, misreads (:mod:`.desk`)

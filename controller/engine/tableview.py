@@ -27,6 +27,7 @@ from controller.engine.state import (
     DayState,
     Device,
     Phase,
+    Resolved,
     Round,
 )
 
@@ -167,7 +168,7 @@ class PendingView:
 class ResolutionView:
     seq: int
     rule: str
-    how: str  # "seen" or "corrected"
+    how: Resolved
     by: str
     card: str
 
