@@ -27,12 +27,12 @@ is irregular about it when it is applied.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-from controller.engine import betting, irregular, play
+from controller.engine import betting, decisions, irregular, play
 from controller.engine.decisions import Decision, Kind, Role
 from controller.engine.results import Refusal, money
-from controller.engine.state import LIVE_PHASES, DayState, Device
+from controller.engine.state import LIVE_PHASES, DayState, Device, TableState
 from controller.events import (
     Acknowledge,
     Bet,
@@ -45,10 +45,6 @@ from controller.events import (
     player_of,
 )
 
-if TYPE_CHECKING:
-    from controller.engine.table import Table
-
-
 DECISION_KINDS: Final = frozenset(str(k) for k in Kind)
 # Who takes each decision at the screen: a person at the table (the dealer's taps) or the
 # supervisor (behind the PIN).
@@ -56,7 +52,7 @@ PEOPLE: Final = frozenset({Role.DEALER, Role.CONTROLLER, Role.PLAYER, Role.BACK_
 SHUFFLE_ANYTIME: Final = Decision(Kind.SHUFFLE, Role.DEALER, "6.3")
 
 
-def refusal(t: Table, ev: Event) -> Refusal | None:
+def refusal(t: TableState, ev: Event) -> Refusal | None:
     kind = ev.type
     if kind in DECISION_KINDS:
         return _decision(t, ev)
@@ -101,22 +97,22 @@ def refusal(t: Table, ev: Event) -> Refusal | None:
 NO_INSPECTION: Final = "inspect_end: no inspection is open"
 
 
-def allowed(t: Table) -> tuple[Decision, ...]:
+def allowed(t: TableState) -> tuple[Decision, ...]:
     """What may be decided now: the open decisions, and a shuffle whenever no round's cards are
     out though none is due (what the screen offers)."""
-    opened = t.open_decisions()
+    opened = decisions.open_now(t)
     if any(d.kind is Kind.SHUFFLE for d in opened) or not shuffle_allowed(t):
         return opened
     return (*opened, SHUFFLE_ANYTIME)
 
 
-def shuffle_allowed(t: Table) -> bool:
+def shuffle_allowed(t: TableState) -> bool:
     """A new shoe may be loaded between rounds (a round in betting has no cards out)."""
     rnd = t.current_round
     return rnd is None or rnd.phase not in LIVE_PHASES
 
 
-def _decision(t: Table, ev: Event) -> Refusal | None:
+def _decision(t: TableState, ev: Event) -> Refusal | None:
     kind = ev.type
     if kind == "shuffle" and shuffle_allowed(t):
         return None
@@ -135,7 +131,7 @@ def _decision(t: Table, ev: Event) -> Refusal | None:
     who = player_of(ev)
     amount = amount_of(ev)
     near: Refusal | None = None
-    for d in t.open_decisions():
+    for d in decisions.open_now(t):
         if str(d.kind) != kind:
             continue
         if d.box is not None and d.box != number:
@@ -167,7 +163,7 @@ def _m(d: Decimal) -> str:
     return money(d)
 
 
-def _shoe_end(t: Table) -> Refusal | None:
+def _shoe_end(t: TableState) -> Refusal | None:
     shoe = t.shoe
     if shoe is None:
         return Refusal("shoe", "shoe_end: no shoe is loaded")
@@ -185,7 +181,7 @@ def _shoe_end(t: Table) -> Refusal | None:
     return None
 
 
-def _opening_step(t: Table, ev: OpeningStepDone) -> Refusal | None:
+def _opening_step(t: TableState, ev: OpeningStepDone) -> Refusal | None:
     """A step of the day's shuffle is confirmed once the table is open; during the opening
     (6.2, 6.3) each step once (the cut is recorded whenever it is made)."""
     day = t.day
@@ -201,7 +197,7 @@ def _opening_step(t: Table, ev: OpeningStepDone) -> Refusal | None:
     return None
 
 
-def _manual_mode(t: Table, ev: ManualMode) -> Refusal | None:
+def _manual_mode(t: TableState, ev: ManualMode) -> Refusal | None:
     device = ev.device
     if ev.on:
         if device in t.desk.manual:
@@ -216,7 +212,7 @@ def _manual_mode(t: Table, ev: ManualMode) -> Refusal | None:
     return None
 
 
-def _keyed_card(t: Table, ev: Card) -> Refusal | None:
+def _keyed_card(t: TableState, ev: Card) -> Refusal | None:
     """A card keyed in by hand: in the shoe's manual mode, or for a misread awaiting it."""
     corrects = ev.correction_of
     if corrects is not None:

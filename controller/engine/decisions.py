@@ -17,15 +17,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from controller.cards import PICTURES, VALUE
 from controller.engine.results import money
-from controller.engine.state import BETTING, CLOSED, DEALING, PLAY, Box, Hand, Round, Wager
+from controller.engine.state import (
+    BETTING,
+    CLOSED,
+    DEALING,
+    PLAY,
+    Box,
+    Hand,
+    Round,
+    TableState,
+    Wager,
+)
 from controller.rules import DoubleAmount, DoubleFirstTwo, RuleSet, SplitPairs
-
-if TYPE_CHECKING:
-    from controller.engine.table import Table
 
 
 class Kind(StrEnum):
@@ -292,7 +299,7 @@ def insurance_due(rules: RuleSet, rnd: Round) -> bool:
 # --- the windows --------------------------------------------------------------------------------
 
 
-def first_decision(t: Table, rnd: Round, box: Box) -> None:
+def first_decision(t: TableState, rnd: Round, box: Box) -> None:
     """16.12: a box that could surrender decides without having been offered it."""
     box.decided = True
     if not box.surrender_offered and may_surrender(t.rules, box):
@@ -301,7 +308,7 @@ def first_decision(t: Table, rnd: Round, box: Box) -> None:
         rnd.windows = True
 
 
-def card_drawn(t: Table, rnd: Round) -> None:
+def card_drawn(t: TableState, rnd: Round) -> None:
     """A card drawn after the initial deal that is dealt (or offered under 16.4) closes the
     windows open until "any further card": insurance (10.3), rescue (12.8), a back-bettor's
     split. The first such card is also where 16.11 is noticed in a game with no hole card."""
@@ -347,7 +354,7 @@ class Fixed:
     """The decisions that never change at a table, made once (they are shared, so never
     change a :class:`Decision`)."""
 
-    def __init__(self, t: Table) -> None:
+    def __init__(self, t: TableState) -> None:
         ref = t.ref
         self.no_more_bets = (Decision(NO_MORE_BETS, DEALER, ref("late_bet")),)
         self.void = Decision(VOID, SUPERVISOR, "16.5")
@@ -366,7 +373,17 @@ class Fixed:
         self.insurance_ref = ref("insurance_window")
 
 
-def open_decisions(t: Table) -> tuple[Decision, ...]:
+def open_now(t: TableState) -> tuple[Decision, ...]:
+    """:func:`open_decisions`, worked out once per event."""
+    cached = t.open_cache
+    if cached is not None and cached[0] == t.seq:
+        return cached[1]
+    found = open_decisions(t)
+    t.open_cache = (t.seq, found)
+    return found
+
+
+def open_decisions(t: TableState) -> tuple[Decision, ...]:
     """Every decision open now, in the order the dealer's screen lists them: the dealer's
     announcements, the hand in play's decisions, the decisions open out of turn, the
     supervisor's actions."""
@@ -400,7 +417,7 @@ def open_decisions(t: Table) -> tuple[Decision, ...]:
     return tuple(out)
 
 
-def _play_decisions(t: Table, rnd: Round, out: list[Decision]) -> None:
+def _play_decisions(t: TableState, rnd: Round, out: list[Decision]) -> None:
     """The decisions of the hand in play (the box's controller), in turn."""
     rules = t.rules
     fixed = t.fixed
@@ -460,7 +477,7 @@ def _follow_split(box: Box, controller: str, ref: str, out: list[Decision]) -> N
             out.append(Decision(SPLIT, BACK_BETTOR, ref, box.number, source, w.player))
 
 
-def _window_decisions(t: Table, rnd: Round, out: list[Decision]) -> None:
+def _window_decisions(t: TableState, rnd: Round, out: list[Decision]) -> None:
     """Decisions open outside the turn order: insurance, rescue, late surrender."""
     rules = t.rules
     if rnd.insurance_open:

@@ -9,7 +9,7 @@ the table's state, so a restart restores it from the checkpoint like the rest.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from controller.engine.opening import actor
 from controller.engine.results import Flag
@@ -21,13 +21,11 @@ from controller.engine.state import (
     Resolution,
     Resolved,
     Seen,
+    TableState,
 )
 from controller.events import Acknowledge, Card, Event, Rescue, WagerSeen
 from controller.events import ManualMode as ManualModeEvent
 from controller.events import Misread as MisreadEvent
-
-if TYPE_CHECKING:
-    from controller.engine.table import Table
 
 MAX_PENDING: Final = 200  # flags waiting to be seen (the oldest stop waiting first; all stored)
 MAX_RESOLVED: Final = 800  # how each of the last flags was resolved
@@ -39,7 +37,7 @@ NOTED: Final = frozenset({"misread", "wager_seen", "rescue"})
 SHOE_RULE: Final = "shoe"
 
 
-def on_manual_mode(t: Table, ev: ManualModeEvent) -> None:
+def on_manual_mode(t: TableState, ev: ManualModeEvent) -> None:
     device = ev.device
     if ev.on:
         t.desk.manual[device] = ManualMode(device, t.seq, actor(ev), ev.reason or "")
@@ -47,13 +45,13 @@ def on_manual_mode(t: Table, ev: ManualModeEvent) -> None:
         t.desk.manual.pop(device, None)
 
 
-def on_acknowledge(t: Table, ev: Acknowledge) -> None:
+def on_acknowledge(t: TableState, ev: Acknowledge) -> None:
     key = (ev.flag_event, ev.rule)
     t.desk.pending.pop(key, None)
     resolve(t.desk, key, Resolution(Resolved.SEEN, actor(ev)))
 
 
-def note(t: Table, ev: Event, flags: list[Flag] | None) -> None:
+def note(t: TableState, ev: Event, flags: list[Flag] | None) -> None:
     """What one event, just applied, leaves on the desk."""
     desk = t.desk
     kind = ev.type
@@ -97,7 +95,7 @@ def resolve(desk: Desk, key: tuple[int, str], how: Resolution) -> None:
         del desk.resolved[next(iter(desk.resolved))]
 
 
-def _rescued(t: Table, ev: Rescue) -> None:
+def _rescued(t: TableState, ev: Rescue) -> None:
     """The hands whose double the rescuing player took back (the settlement alone cannot always
     say: a rescue and 12.7 both return the double when the dealer makes pontoon)."""
     rnd = t.current_round

@@ -23,7 +23,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from controller.cards import is_card
 from controller.engine.results import Flag, RoundResult, Settlement, SettlementKind
@@ -48,13 +48,12 @@ from controller.engine.state import (
     Seen,
     Shoe,
     ShoeRecord,
+    TableState,
     Wager,
 )
-from controller.events import OPENING_STEPS
+from controller.events import OPENING_STEPS, TableSetup
 
-if TYPE_CHECKING:
-    from controller.engine.table import Table
-    from controller.events import TableSetup
+TableT = TypeVar("TableT", bound=TableState)
 
 _SERIAL_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 FORMAT = "floorctl-engine-snapshot"
@@ -92,7 +91,7 @@ def dec(d: Decimal) -> str:
 # --- dump -----------------------------------------------------------------------------------------
 
 
-def dump(t: Table) -> dict[str, Any]:
+def dump(t: TableState) -> dict[str, Any]:
     body: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
@@ -377,7 +376,9 @@ def _show(v: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def load(cls: type[Table], setup: TableSetup, data: Any, keep_rounds: int | str | None) -> Table:
+def load(
+    cls: Callable[..., TableT], setup: TableSetup, data: Any, keep_rounds: int | str | None
+) -> TableT:
     """The table ``data`` (a :func:`dump`) was taken of, or :class:`SnapshotError`."""
     top = _At("", data)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
