@@ -251,6 +251,38 @@ def _reason(v: Any) -> str:
     return _name(v, "a reason", MAX_REASON)
 
 
+MAX_INSTANT = 40
+MAX_ELAPSED = Decimal(10) ** 9  # seconds: about 31 years
+
+
+def _instant(v: Any) -> str:
+    """A moment as the recorder writes ``recorded_at`` (ISO 8601, with its zone)."""
+    from datetime import datetime
+
+    if isinstance(v, str) and 0 < len(v) <= MAX_INSTANT and v.isascii():
+        try:
+            parsed = datetime.fromisoformat(v)
+        except ValueError:
+            parsed = None
+        if parsed is not None and parsed.tzinfo is not None:
+            return v
+    raise ValueError(
+        f"{_shown(v)} is not a moment (ISO 8601 with its zone, e.g. 2026-12-01T21:14:00Z)"
+    )
+
+
+def _elapsed(v: Any) -> Decimal:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str, Decimal)):
+        raise ValueError(f"{_shown(v)} is not a number of seconds")
+    try:
+        d = Decimal(str(v))
+    except InvalidOperation:
+        raise ValueError(f"{_shown(v)} is not a number of seconds") from None
+    if not d.is_finite() or d < 0 or d > MAX_ELAPSED:
+        raise ValueError(f"{_shown(v)} is not a number of seconds (0 to {MAX_ELAPSED})")
+    return d
+
+
 def _seq(v: Any) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_SEQ:
         raise ValueError(f"{_shown(v)} is not an event's sequence number (a whole number from 1)")
@@ -295,6 +327,9 @@ _CHECK: dict[str, Callable[[Any], Any]] = {
     "reason": _reason,
     "flag_event": _seq,
     "rule": _rule,
+    "was": _instant,
+    "now": _instant,
+    "elapsed": _elapsed,
     # the passthrough fields
     "time": lambda v: _name(v, "a time"),
     "actor": lambda v: _name(v, "an actor's id"),
@@ -585,6 +620,23 @@ class Acknowledge(Event, tag="acknowledge", frozen=True, kw_only=True):
     rule: RuleName
 
 
+class Clock(Event, tag="clock", frozen=True, kw_only=True):
+    """The recorder's own record that the table's wall clock was stepped: the last event's time
+    (``was``), the clock's now, and the seconds measured between them (``elapsed``)."""
+
+    type: ClassVar[str] = "clock"
+    was: Annotated[str, Meta(max_length=MAX_INSTANT)]
+    now: Annotated[str, Meta(max_length=MAX_INSTANT)]
+    elapsed: Decimal | None = None
+
+    def __post_init__(self) -> None:
+        _instant(self.was)
+        _instant(self.now)
+        if self.elapsed is not None:
+            _elapsed(self.elapsed)
+        Event.__post_init__(self)
+
+
 KINDS: Final[tuple[type[Event], ...]] = (
     Shuffle, Bet, NoMoreBets, Card, CutCard, OfferInsurance, Insurance, OfferSurrender,
     Surrender, Hit, Stand, Double, Split, Rescue, Refuse, Absent, Void, ReshuffleDiscards,
@@ -594,6 +646,8 @@ KINDS: Final[tuple[type[Event], ...]] = (
     Inspect, InspectEnd, ShoeEnd,
     # The table's day and the dealer's screen; see docs/reference/events.md.
     OpenTable, OpeningStepDone, CloseTable, Dealer, ManualMode, Acknowledge,
+    # The recorder's own record that the table's wall clock was stepped.
+    Clock,
 )  # fmt: skip
 BY_TYPE: Final[dict[str, type[Event]]] = {k.type: k for k in KINDS}
 EVENT_TYPES: tuple[str, ...] = tuple(BY_TYPE)

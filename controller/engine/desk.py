@@ -23,7 +23,7 @@ from controller.engine.state import (
     Seen,
     TableState,
 )
-from controller.events import Acknowledge, Card, Event, Rescue, WagerSeen
+from controller.events import Acknowledge, Card, Clock, Event, Rescue, WagerSeen
 from controller.events import ManualMode as ManualModeEvent
 from controller.events import Misread as MisreadEvent
 
@@ -49,6 +49,43 @@ def on_acknowledge(t: TableState, ev: Acknowledge) -> None:
     key = (ev.flag_event, ev.rule)
     t.desk.pending.pop(key, None)
     resolve(t.desk, key, Resolution(Resolved.SEEN, actor(ev)))
+
+
+CLOCK_RULE: Final = "clock"
+
+
+def on_clock(t: TableState, ev: Clock) -> None:
+    """The recorder found the table's wall clock stepped: a flag for the dealer's screen (the
+    round is not touched; the events' order is their sequence, whatever the clock said)."""
+    t.flag(CLOCK_RULE, clock_message(ev.was, ev.now, ev.elapsed))
+
+
+def clock_message(was: str, now: str, elapsed: object) -> str:
+    from datetime import datetime
+
+    try:
+        step = (datetime.fromisoformat(now) - datetime.fromisoformat(was)).total_seconds()
+        if elapsed is not None:
+            step -= float(str(elapsed))
+    except ValueError:
+        step = 0.0
+    way = "back" if step < 0 else "forward"
+    measured = "" if elapsed is None else f" ({elapsed} s had passed)"
+    return (
+        f"the table's clock stepped {way} by {_span(abs(step))}: the last event was recorded "
+        f"at {was}, the clock now says {now}{measured}; events keep their order by number"
+    )
+
+
+def _span(seconds: float) -> str:
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min {secs:02d} s"
+    if minutes:
+        return f"{minutes} min {secs:02d} s"
+    return f"{seconds:.1f} s"
 
 
 def note(t: TableState, ev: Event, flags: list[Flag] | None) -> None:
