@@ -660,10 +660,6 @@ class TableState:
         self._flags = None
         self._settled = None
 
-    def effects(self) -> tuple[list[Flag] | None, RoundResult | None]:
-        """What the event being applied did: the flags raised (None: none), the round ended."""
-        return self._flags, self._settled
-
     def flag(self, rule: str, message: str, box: int | None = None) -> None:
         """Raise a flag on the round in progress (or the last one, or the first one to come)."""
         rnd = self.current_round

@@ -115,7 +115,7 @@ class Table(TableState):
             self.flag(refusal.rule, refusal.reason, box_of(ev))
         else:
             HANDLERS[kind](self, ev)
-        flags = self.effects()[0]
+        flags = self._flags
         if flags is not None or kind in desk.NOTED or ev.correction_of is not None:
             desk.note(self, ev, flags)  # (a card corrects a misread only with correction_of)
         return self._what_it_did()
@@ -128,7 +128,8 @@ class Table(TableState):
     def _what_it_did(self) -> Applied:
         # Read in a method of its own: the effects were reset in another (for mypyc, whose
         # narrowing of an attribute set to None would otherwise outlive the handler's call).
-        flags, settled = self.effects()
+        flags = self._flags
+        settled = self._settled
         if flags is None:
             return NOTHING if settled is None else Applied((), settled, True)
         return Applied(tuple(flags), settled, False)
