@@ -188,8 +188,12 @@ _SERIAL_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
 def _serial(v: Any) -> str:
     if not isinstance(v, str) or not 4 <= len(v) <= 12 or not set(v) <= _SERIAL_CHARS:
-        raise ValueError(f"{v!r} is not a deck serial (4-12 characters A-Z 0-9)")
+        raise ValueError(_serial_reason(v))
     return v
+
+
+def _serial_reason(v: Any) -> str:
+    return f"{v!r} is not a deck serial (4-12 characters A-Z 0-9)"
 
 
 def _serials(v: Any) -> tuple[str, ...]:
@@ -339,6 +343,12 @@ _CHECK: dict[str, Callable[[Any], Any]] = {
 }
 
 
+def _money(d: Decimal) -> None:
+    """For the classes' checks: an amount msgspec decoded (the reason is :func:`_amount`'s)."""
+    if not (d.is_finite() and 0 <= d <= MAX_AMOUNT and d.as_tuple().exponent >= -2):  # type: ignore[operator]
+        _amount(d)
+
+
 def _text(v: str | None, what: str, longest: int) -> None:
     """For the classes' checks: printable text, not blank (the length msgspec checked)."""
     if v is not None and (not v.isprintable() or not v.strip()):
@@ -374,11 +384,15 @@ class Event(Struct, frozen=True, kw_only=True, tag_field="type", omit_defaults=T
     note: Annotated[str, Meta(max_length=MAX_NOTE)] | None = None
 
     def __post_init__(self) -> None:
-        if self.time is not None or self.actor is not None or self.source is not None:
-            _text(self.time, "a time", 64)
-            _text(self.actor, "an actor's id", 64)
-            _text(self.source, "a source", 32)
-        note = self.note
+        # Every event runs this: each test is written out, and the reason is worked out only
+        # for a field that fails.
+        time, actor, source, note = self.time, self.actor, self.source, self.note
+        if time is not None and (not time.isprintable() or not time or time.isspace()):
+            _text(time, "a time", 64)
+        if actor is not None and (not actor.isprintable() or not actor or actor.isspace()):
+            _text(actor, "an actor's id", 64)
+        if source is not None and (not source.isprintable() or not source or source.isspace()):
+            _text(source, "a source", 32)
         if note is not None and not _utf8(note):
             raise ValueError(f"{_shown(note)} is not a note (text, up to {MAX_NOTE} characters)")
 
@@ -419,8 +433,10 @@ class Staked(OnBox, frozen=True, kw_only=True):
     amount: Decimal
 
     def __post_init__(self) -> None:
-        _text(self.player, "a player name", 64)
-        _amount(self.amount)
+        player = self.player
+        if not player.isprintable() or not player or player.isspace():
+            _text(player, "a player name", 64)
+        _money(self.amount)
         Event.__post_init__(self)
 
 
@@ -446,7 +462,23 @@ class Card(Event, tag="card", frozen=True, kw_only=True):
     face_up: bool | None = None
     in_error: InError | None = None
     damaged: bool | None = None
-    deck: Serial | None = None
+    deck: Annotated[str, Meta(min_length=4, max_length=12)] | None = None
+
+    def __post_init__(self) -> None:
+        deck = self.deck  # A-Z 0-9 (a test of its own, faster than the pattern on every card)
+        if deck is not None and not (
+            deck.isascii() and deck.isalnum() and (deck.isupper() or deck.isdigit())
+        ):
+            raise ValueError(_serial_reason(deck))
+        source = self.source  # the passthrough of a card is its source alone, as a rule
+        if (
+            self.time is None
+            and self.actor is None
+            and self.note is None
+            and (source is None or (source.isprintable() and source and not source.isspace()))
+        ):
+            return
+        Event.__post_init__(self)
 
 
 class CutCard(Event, tag="cut_card", frozen=True, kw_only=True):
@@ -538,11 +570,12 @@ class WagerSeen(OnBox, tag="wager_seen", frozen=True, kw_only=True):
     confidence: Decimal | None = None
 
     def __post_init__(self) -> None:
-        _amount(self.amount)
+        _money(self.amount)
         if self.chips is not None:
             _chips(self.chips)
-        if self.confidence is not None:
-            _confidence(self.confidence)
+        confidence = self.confidence
+        if confidence is not None and not (confidence.is_finite() and 0 <= confidence <= 1):
+            _confidence(confidence)
         Event.__post_init__(self)
 
 
@@ -712,13 +745,19 @@ def decode_event(text: str | bytes, line: int = 0) -> Event:
     """One JSON line as its event: decoded and checked in one pass. A line msgspec refuses, or
     one that nests more than an event may, is read again as :func:`parse_event` reads an object,
     which names the line, the field and the reason."""
-    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    if len(data) <= FAST_LINE and data.count(b"{") + data.count(b"[") <= MAX_DEPTH:
+    if isinstance(text, str):
+        fast = len(text) <= FAST_LINE and text.count("{") + text.count("[") <= MAX_DEPTH
+        source = text
+    else:
+        fast = len(text) <= FAST_LINE and text.count(b"{") + text.count(b"[") <= MAX_DEPTH
+        source = ""
+    if fast:
         try:
-            return _DECODE(data)
+            return _DECODE(text)
         except (msgspec.MsgspecError, ArithmeticError, ValueError, TypeError):
             pass
-    source = text if isinstance(text, str) else _text_of(text)
+    if not source:
+        source = _text_of(text) if isinstance(text, bytes) else text
     return parse_event(parse_json_line(source, line), line)
 
 
