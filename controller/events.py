@@ -307,6 +307,53 @@ def _note(v: Any) -> str:
     return v
 
 
+# The chip tray (docs/reference/events.md, "The chip tray"): a count, a slip's chips.
+TRAY_COUNTS: tuple[str, ...] = ("opener", "check", "closer")
+BUY_IN_KINDS: tuple[str, ...] = ("cash", "marker")
+MAX_DENOMINATIONS = 32
+SLIP = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,31}")
+
+
+def _tray_chips(v: Any) -> tuple[tuple[str, int], ...]:
+    """Chips counted by denomination: each denomination a positive amount given once (``"5"``
+    and ``"5.00"`` are one denomination), each count a whole number, the whole worth no more
+    than the largest amount."""
+    if not isinstance(v, dict) or not v:
+        raise ValueError(f"{_shown(v)} is not an object of denomination: count (at least one)")
+    if len(v) > MAX_DENOMINATIONS:
+        raise ValueError(f"{_shown(v)} has too many denominations (up to {MAX_DENOMINATIONS})")
+    out: list[tuple[str, int]] = []
+    seen: dict[Decimal, str] = {}
+    total = Decimal(0)
+    for k, n in v.items():
+        try:
+            value = _amount(k)
+        except ValueError as exc:
+            raise ValueError(f"denomination {exc}") from None
+        if value <= 0:
+            raise ValueError(f"denomination {_shown(k)} is not a chip's value (more than 0)")
+        if value in seen:
+            raise ValueError(f"denominations {seen[value]!r} and {k!r} are the same chip")
+        seen[value] = str(k)
+        try:
+            count = _count(n)
+        except ValueError as exc:
+            raise ValueError(f"the count of {k!r}: {exc}") from None
+        total += value * count
+        out.append((str(k), count))
+    if total > MAX_AMOUNT:
+        raise ValueError(f"the chips are worth more than {MAX_AMOUNT:,} (out of range)")
+    return tuple(out)
+
+
+def _slip(v: Any) -> str:
+    if isinstance(v, int) and not isinstance(v, bool) and 0 < v < 10**12:
+        return str(v)
+    if isinstance(v, str) and SLIP.fullmatch(v):
+        return v
+    raise ValueError(f"{_shown(v)} is not a slip number (letters, digits and '-', up to 32)")
+
+
 _CHECK: dict[str, Callable[[Any], Any]] = {
     "box": _box,
     "player": _player,
@@ -331,6 +378,10 @@ _CHECK: dict[str, Callable[[Any], Any]] = {
     "reason": _reason,
     "flag_event": _seq,
     "rule": _rule,
+    "kind": _one_of(TRAY_COUNTS + BUY_IN_KINDS, "a kind"),
+    "slip": _slip,
+    "kind": _one_of(TRAY_COUNTS + BUY_IN_KINDS, "a kind"),
+    "slip": _slip,
     "was": _instant,
     "now": _instant,
     "elapsed": _elapsed,
@@ -340,6 +391,16 @@ _CHECK: dict[str, Callable[[Any], Any]] = {
     "source": lambda v: _name(v, "a source", 32),
     "correction_of": _seq,
     "note": _note,
+}
+
+
+# Fields whose check depends on the event's type.
+_CHECK_FOR: dict[tuple[str, str], Callable[[Any], Any]] = {
+    ("tray_count", "kind"): _one_of(TRAY_COUNTS, "a kind of count"),
+    ("buy_in", "kind"): _one_of(BUY_IN_KINDS, "a kind of buy-in"),
+    ("tray_count", "chips"): _tray_chips,
+    ("fill", "chips"): _tray_chips,
+    ("credit", "chips"): _tray_chips,
 }
 
 
@@ -670,6 +731,104 @@ class Clock(Event, tag="clock", frozen=True, kw_only=True):
         Event.__post_init__(self)
 
 
+class TrayCountKind(StrEnum):
+    """A count of the chip tray: the day's ``opener``, a ``check`` during it, its ``closer``."""
+
+    OPENER = "opener"
+    CHECK = "check"
+    CLOSER = "closer"
+
+
+class BuyInKind(StrEnum):
+    """What a player paid chips with: ``cash`` or a ``marker``."""
+
+    CASH = "cash"
+    MARKER = "marker"
+
+
+TrayChips = Annotated[dict[str, int], Meta(min_length=1, max_length=MAX_DENOMINATIONS)]
+
+
+def _tray_extras(ev: Event, by: tuple[str, ...] | None, amount: Decimal | None) -> None:
+    for who in by or ():
+        _text(who, "an id", MAX_ID)
+    if amount is not None:
+        _money(amount)
+    Event.__post_init__(ev)
+
+
+class TrayCount(Event, tag="tray_count", frozen=True, kw_only=True):
+    """The chip tray counted: the chips by denomination, and the total if one was written."""
+
+    type: ClassVar[str] = "tray_count"
+    chips: TrayChips
+    kind: TrayCountKind
+    by: Ids | None = None
+    amount: Decimal | None = None
+
+    def __post_init__(self) -> None:
+        _tray_chips(self.chips)
+        _tray_extras(self, self.by, self.amount)
+
+
+class Slip(Event, frozen=True, kw_only=True):
+    """Chips brought to the table (a fill) or taken from it (a credit), on a numbered slip."""
+
+    slip: str | int
+    chips: TrayChips
+    by: Ids | None = None
+    amount: Decimal | None = None
+
+    def __post_init__(self) -> None:
+        _slip(self.slip)
+        _tray_chips(self.chips)
+        _tray_extras(self, self.by, self.amount)
+
+    @property
+    def number(self) -> str:
+        """The slip's number as text (a whole number given is kept as its digits)."""
+        return str(self.slip)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = Event.to_dict(self)
+        out["slip"] = self.number
+        return out
+
+
+class Fill(Slip, tag="fill", frozen=True, kw_only=True):
+    type: ClassVar[str] = "fill"
+
+
+class Credit(Slip, tag="credit", frozen=True, kw_only=True):
+    type: ClassVar[str] = "credit"
+
+
+class BuyIn(Event, tag="buy_in", frozen=True, kw_only=True):
+    """A player's cash or marker changed for chips, at a box or not."""
+
+    type: ClassVar[str] = "buy_in"
+    amount: Decimal
+    kind: BuyInKind
+    box: Box | None = None
+    player: Name | None = None
+
+    def __post_init__(self) -> None:
+        _money(self.amount)
+        _text(self.player, "a player name", 64)
+        Event.__post_init__(self)
+
+
+class DropCount(Event, tag="drop_count", frozen=True, kw_only=True):
+    """The count room's count of the table's drop box for the gaming day."""
+
+    type: ClassVar[str] = "drop_count"
+    amount: Decimal
+    by: Ids | None = None
+
+    def __post_init__(self) -> None:
+        _tray_extras(self, self.by, self.amount)
+
+
 KINDS: Final[tuple[type[Event], ...]] = (
     Shuffle, Bet, NoMoreBets, Card, CutCard, OfferInsurance, Insurance, OfferSurrender,
     Surrender, Hit, Stand, Double, Split, Rescue, Refuse, Absent, Void, ReshuffleDiscards,
@@ -679,11 +838,14 @@ KINDS: Final[tuple[type[Event], ...]] = (
     Inspect, InspectEnd, ShoeEnd,
     # The table's day and the dealer's screen; see docs/reference/events.md.
     OpenTable, OpeningStepDone, CloseTable, Dealer, ManualMode, Acknowledge,
+    # The chip tray and the drop (docs/reference/events.md, "The chip tray").
+    TrayCount, Fill, Credit, BuyIn, DropCount,
     # The recorder's own record that the table's wall clock was stepped.
     Clock,
 )  # fmt: skip
 BY_TYPE: Final[dict[str, type[Event]]] = {k.type: k for k in KINDS}
 EVENT_TYPES: tuple[str, ...] = tuple(BY_TYPE)
+TRAY_EVENTS: frozenset[str] = frozenset({"tray_count", "fill", "credit", "buy_in", "drop_count"})
 if TYPE_CHECKING:
     AnyEvent = Event
 else:
@@ -792,7 +954,7 @@ def _explained(obj: Mapping[str, Any], line: int, exc: Exception) -> ScenarioErr
     for name in (*required, *optional, *PASSTHROUGH):
         if name in obj and not (name not in required and obj[name] is None):
             try:
-                _CHECK[name](obj[name])
+                _CHECK_FOR.get((kind, name), _CHECK[name])(obj[name])
             except ValueError as err:
                 return ScenarioError(line, name, str(err))
     where = re.search(r"at `\$\.(\w+)", str(exc))

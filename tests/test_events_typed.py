@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from controller.events import (
     _CHECK,
+    _CHECK_FOR,
     _SPECS,
     BY_TYPE,
     EVENT_TYPES,
@@ -83,7 +84,9 @@ _GOOD: dict[str, st.SearchStrategy[Any]] = {
     "deck": st.sampled_from(["AB12", "ab12", "ABC", "ABCDEFGHIJKLM", "AB12\n", None, 5]),
     "deck_serials": st.sampled_from([["AB12"], [], ["AB12", "x"], "AB12", None, [1]]),
     "raw": st.sampled_from(["", "garbled", "\x00\x01", "x" * 513, 5]),
-    "chips": st.sampled_from([{"5": 1}, {}, {"x": 1}, {"5": -1}, [], {"1.001": 2}, None]),
+    "chips": st.sampled_from(
+        [{"5": 1}, {}, {"x": 1}, {"5": -1}, [], {"1.001": 2}, None, {"5": 1, "5.00": 2}, {"0": 1}]
+    ),
     "confidence": st.sampled_from([0, 1, 0.5, "0.61", 1.5, -0.1, "x", None, True]),
     "by": st.sampled_from([["sup"], [], ["a"] * 9, "sup", [" "], None, [5]]),
     "step": st.sampled_from(["spread", "cut", "shuffle", None, 1]),
@@ -96,6 +99,8 @@ _GOOD: dict[str, st.SearchStrategy[Any]] = {
     "was": st.sampled_from(["2026-12-01T21:14:00Z", "2026-12-01T21:14:00", "soon", None, 5]),
     "now": st.sampled_from(["2026-12-01T21:14:00+13:00", "2026-13-01T00:00:00Z", "x" * 41]),
     "elapsed": st.sampled_from([0, 2.5, "12.125", -1, 10**10, "x", None, True]),
+    "kind": st.sampled_from(["opener", "check", "closer", "cash", "marker", "x", None, 1]),
+    "slip": st.sampled_from(["F-1001", 12, 0, "a b", "-x", True, 10**12, None]),
     "time": st.sampled_from(["2026-01-01T00:00:00Z", " ", "\u2028", None, 5, "t" * 65]),
     "actor": st.sampled_from(["sup-1", "", None, ["a"]]),
     "source": st.sampled_from(["shoe", "manual", "s" * 33, None]),
@@ -129,7 +134,7 @@ def _first_fault(obj: dict[str, Any]) -> str | None:
     for name in (*required, *optional, *PASSTHROUGH):
         if name in obj and (name in required or obj[name] is not None):
             try:
-                _CHECK[name](obj[name])
+                _CHECK_FOR.get((obj["type"], name), _CHECK[name])(obj[name])
             except ValueError:
                 return name
     return None

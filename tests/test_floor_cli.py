@@ -17,6 +17,8 @@ import pytest
 import test_floor_support as support
 from test_floor_support import FloorData, quiet
 
+from controller.floor.pit import money
+
 NZ = ZoneInfo("Pacific/Auckland")
 floor_data = support.floor_data  # the shared floor, built once for this module
 
@@ -127,7 +129,9 @@ def test_the_day_report_is_the_sum_of_the_replayed_rounds(floor_data: FloorData)
         result = sum((wagered_and_result(r)[1] for r in oracle), Decimal(0))
         assert Decimal(doc["wagered"]) == wagered
         assert Decimal(doc["result"]) == result
-        assert doc["hold"] == f"{(result / wagered * 100).quantize(Decimal('0.01'))}%"
+        assert (
+            doc["result_pct_of_wagered"] == f"{(result / wagered * 100).quantize(Decimal('0.01'))}%"
+        )
         assert doc["hands"] == sum(len(r["hands"]) for r in oracle if r["status"] == "settled")
         flags = Counter(f["rule"] for r in oracle for f in r["flags"])
         assert {f["rule"]: f["count"] for f in doc["flags_by_rule"]} == dict(flags)
@@ -188,7 +192,7 @@ def test_a_shift_report_counts_the_rounds_that_began_in_the_shift(floor_data: Fl
     swing = floor_json(
         floor_data, "report", "--table", "T02", "--date", "2026-12-01", "--shift", "swing"
     )
-    assert swing["rounds"] == 0 and swing["hold"] is None
+    assert swing["rounds"] == 0 and swing["result_pct_of_wagered"] is None
     listed = floor_json(
         floor_data,
         "rounds",
@@ -255,7 +259,7 @@ def test_the_text_forms_read_as_the_json_says(floor_data: FloorData) -> None:
         assert f"#{card['seq']}" in out and card["card"] in out
     status, out = floor(floor_data, "report", "--table", "T01", "--date", "2026-12-01")
     report = floor_json(floor_data, "report", "--table", "T01", "--date", "2026-12-01")
-    assert status == 0 and report["wagered"] in out and report["result"] in out
+    assert status == 0 and money(report["wagered"]) in out and money(report["result"]) in out
 
 
 @pytest.mark.parametrize(
@@ -350,7 +354,7 @@ def test_evidence_of_a_shift_and_a_report_pdf(floor_data: FloorData, tmp_path: P
     report = floor_json(
         floor_data, "report", "--table", "T02", "--date", "2026-12-01", "--shift", "night"
     )
-    assert report["result"] in html and f"round {report['round_list'][0]['round']}" in html
+    assert money(report["result"]) in html and f"round {report['round_list'][0]['round']}" in html
     assert quiet(["verify", str(out / "export")])[0] == 0
     pdf = tmp_path / "day.pdf"
     assert (

@@ -29,11 +29,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Final
 
-from controller.engine import betting, decisions, irregular, play
+from controller.engine import betting, decisions, irregular, play, tray
 from controller.engine.decisions import Decision, Kind, Role
 from controller.engine.results import Refusal, money
 from controller.engine.state import LIVE_PHASES, DayState, Device, TableState
 from controller.events import (
+    TRAY_EVENTS,
     Acknowledge,
     Bet,
     Card,
@@ -91,6 +92,9 @@ def refusal(t: TableState, ev: Event) -> Refusal | None:
         return None
     if isinstance(ev, Card):
         return _keyed_card(t, ev)
+    if kind in TRAY_EVENTS:
+        why = tray.refusal_reason(t, ev)
+        return None if why is None else Refusal("tray", why)
     return None
 
 

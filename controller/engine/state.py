@@ -20,6 +20,7 @@ from controller.rules import HoleCard, RuleSet
 
 if TYPE_CHECKING:
     from controller.engine.decisions import Decision, Fixed
+    from controller.engine.tray import Tray
 
 ZERO: Final = Decimal(0)
 
@@ -615,6 +616,7 @@ class TableState:
     while it is applied and returned by ``Table.apply``."""
 
     fixed: Fixed  # the decisions that never change at this table (set by the Table)
+    tray: Tray  # the chip tray's counts, slips, buy-ins, drop (:mod:`.tray`; set by the Table)
 
     def __init__(self, setup: TableSetup, keep_rounds: int | None) -> None:
         if keep_rounds is not None and keep_rounds < 1:
@@ -697,6 +699,7 @@ class TableState:
         if keep is not None and len(self.rounds) > keep:
             del self.rounds[: len(self.rounds) - keep]
         self.current_round = None
+        self.tray.round_ended(result)  # its house net is money the tray paid or took
         self._settled = result
 
     def bound_records(self) -> None:

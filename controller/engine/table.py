@@ -23,6 +23,7 @@ from controller.engine import (
     settle,
     shoe,
     snapshot,
+    tray,
     view,
 )
 from controller.engine.decisions import Decision, Fixed, open_now
@@ -35,7 +36,7 @@ from controller.engine.state import (
 )
 from controller.engine.tableview import TableView, table_view
 from controller.engine.view import Due
-from controller.events import Event, TableSetup, box_of
+from controller.events import TRAY_EVENTS, Event, TableSetup, box_of
 
 # Each takes the table and its own kind of event (the dict cannot say which to mypy).
 Handler = Callable[["Table", Any], None]
@@ -71,6 +72,11 @@ HANDLERS: Final[dict[str, Handler]] = {
     "dealer": opening.on_dealer,
     "manual_mode": desk.on_manual_mode,
     "acknowledge": desk.on_acknowledge,
+    "tray_count": tray.on_tray_count,
+    "fill": tray.on_fill,
+    "credit": tray.on_credit,
+    "buy_in": tray.on_buy_in,
+    "drop_count": tray.on_drop_count,
     "clock": desk.on_clock,
 }
 # The events a person initiates whose refusal is the engine's one answer (:mod:`.check`): the
@@ -85,6 +91,7 @@ GATED: Final = frozenset(
         "shoe_end",
         "manual_mode",
         "acknowledge",
+        *TRAY_EVENTS,
     }
 )
 
@@ -102,6 +109,7 @@ class Table(TableState):
     def __init__(self, setup: TableSetup, *, keep_rounds: int | None = None) -> None:
         super().__init__(setup, keep_rounds)
         self.fixed = Fixed(self)
+        self.tray = tray.Tray()
         self._view: TableView | None = None
 
     # ----- the way in -----------------------------------------------------------------------
@@ -205,13 +213,16 @@ class Table(TableState):
         rnd = self.current_round
         if rnd is not None and rnd.phase is not SETTLED and rnd.phase is not VOID:
             rounds.append(settle.round_result(self, rnd, "incomplete").to_dict())
-        return {
+        out: dict[str, Any] = {
             "game": self.setup.game,
             "table_id": self.setup.table_id,
             "rounds": rounds,
             "shoes": [s.to_dict() for s in self.shoes],
             "inspections": [i.to_dict() for i in self.inspections],
         }
+        if self.tray.used:
+            out["tray"] = tray.document(self.tray)
+        return out
 
     # ----- the checkpoint -------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ words the person is shown; it is logged too.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -76,6 +77,19 @@ def _money(d: Decimal) -> str:
 # ----- the floor --------------------------------------------------------------------------------
 
 
+def _stale_after() -> int:
+    text = os.environ.get("FLOORCTL_FLOOR_STALE", "120")
+    try:
+        return max(5, int(text))
+    except ValueError:
+        return 120
+
+
+# Seconds of silence after which a table's status on the floor page is marked stale
+# (FLOORCTL_FLOOR_STALE; a dealing table sends an event every few seconds).
+STALE_AFTER = _stale_after()
+
+
 def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
     """Every table on the floor, as the floor's page lists them."""
 
@@ -97,8 +111,11 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
                     since[str(r[0])] = start
             open_flags = _open_flags(conn, since)
         tables = []
+        now = datetime.now(UTC)
+        today = settings.today(now)
         for r in rows:
             devices = r[11] if isinstance(r[11], dict) else json.loads(str(r[11] or "{}"))
+            silent = int((now - r[4]).total_seconds()) if r[4] is not None else None
             by_rule, newest = open_flags.get(str(r[0]), ({}, []))
             tables.append(
                 {
@@ -117,9 +134,19 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
                     "open_flags": sum(by_rule.values()),
                     "open_flag_rules": dict(sorted(by_rule.items(), key=lambda kv: -kv[1])),
                     "newest_flags": newest,
+                    # Heard from last this many seconds ago; stale when a table not closed has
+                    # been silent longer than the floor allows (its status is then not current).
+                    "silent_for": silent,
+                    "stale": silent is not None and silent > STALE_AFTER and r[6] != "closed",
+                    "today": today.isoformat(),
                 }
             )
-        return {"tables": tables, "at": times(settings, datetime.now(UTC))}
+        return {
+            "tables": tables,
+            "at": times(settings, now),
+            "today": today.isoformat(),
+            "stale_after": STALE_AFTER,
+        }
 
     if not log:
         return answer()
@@ -453,9 +480,24 @@ def report(floor: Floor, who: Who, table_id: str, window: Window) -> dict[str, A
                 "SELECT game FROM tables WHERE table_id = %(t)s", {"t": table_id}
             ).scalar()
             rows, flag_rows, shoe_rows, words = report_rows(conn, table_id, window)
-        return summarise(settings, table_id, str(game), window, rows, flag_rows, shoe_rows, words)
+            tray = table_tray(conn, table_id, window)
+        doc = summarise(settings, table_id, str(game), window, rows, flag_rows, shoe_rows, words)
+        doc["tray"] = tray
+        return doc
 
     return logged(floor, who, "report", params, answer)
+
+
+def table_tray(conn: Connection, table_id: str, window: Window) -> dict[str, Any] | None:
+    """The table's tray over the window (:mod:`controller.floor.pit`): None when it has no
+    count in it."""
+    from controller.floor.pit import drops_of, figures, rows_of
+
+    rows = rows_of(conn, window.start, window.end, table_id)
+    counted = [r for r in rows if r.kind != "drop"]
+    if not any(r.kind in ("opener", "check", "closer") for r in counted):
+        return None
+    return figures(counted, drops_of(rows)).to_dict()
 
 
 def report_rows(
@@ -546,7 +588,11 @@ def summarise(
         "hands": hands,
         "wagered": _money(wagered),
         "result": _money(result),
-        "hold": (f"{(result / wagered * 100).quantize(Decimal('0.01'))}%" if wagered else None),
+        # The house's result as a share of what was wagered: not "hold" (the trade's hold is
+        # win / drop, the tray's figure below).
+        "result_pct_of_wagered": (
+            f"{(result / wagered * 100).quantize(Decimal('0.01'))}%" if wagered else None
+        ),
         "flags_by_rule": [
             {
                 "rule": f[0],

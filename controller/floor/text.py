@@ -134,11 +134,21 @@ def format_report(doc: dict[str, Any]) -> str:
             str(doc["rounds_per_hour"] if doc["rounds_per_hour"] is not None else "-"),
         ),
         ("hands", str(doc["hands"])),
-        ("total wagered", doc["wagered"]),
-        ("table result", f"{doc['result']} (what the house won)"),
-        ("hold", doc["hold"] or "-"),
+        ("total wagered", _dollars(doc["wagered"])),
+        ("table result", f"{_dollars(doc['result'])} (what the house won)"),
+        ("result/wagered", doc["result_pct_of_wagered"] or "-"),
         ("flags", str(doc["flags"])),
     ]
+    tray = doc.get("tray")
+    if tray is not None:
+        drop = _dollars(tray["drop"]) + ("" if tray["drop_counted"] else " (not counted yet)")
+        rows += [
+            ("drop", drop),
+            ("fills, credits", f"{_dollars(tray['fills'])}, {_dollars(tray['credits'])}"),
+            ("win", f"{_dollars(tray['win'])} (closing - opening + credits - fills + drop)"),
+            ("hold %", f"{tray['hold_pct'] or '-'} (win / drop)"),
+            ("difference", f"{_dollars(tray['difference'])} (win - the rounds' house net)"),
+        ]
     out = [f"{k:<16} {v}" for k, v in rows]
     if doc["flags_by_rule"]:
         out.append("")
@@ -173,8 +183,17 @@ def format_report(doc: dict[str, Any]) -> str:
         out.append("")
         out.append(f"{'hour':<17} {'rounds':>6} {'wagered':>10} {'result':>10}")
         for h in doc["by_hour"]:
-            out.append(f"{h['hour']:<17} {h['rounds']:>6} {h['wagered']:>10} {h['result']:>10}")
+            out.append(
+                f"{h['hour']:<17} {h['rounds']:>6} {_dollars(h['wagered']):>10} "
+                f"{_dollars(h['result']):>10}"
+            )
     return "\n".join(out)
+
+
+def _dollars(text: str | None) -> str:
+    from controller.floor.pit import money
+
+    return money(text)
 
 
 def format_flags(doc: dict[str, Any]) -> str:

@@ -43,6 +43,7 @@ STORE_TABLES = (
     "settlements",
     "checkpoints",
     "heads",
+    "merkle_nodes",
 )
 READ_ONLY = ("table_keys", "alembic_version")
 # The floor's read model, owned by the floor role (it truncates and rebuilds it; the indexer
@@ -53,6 +54,7 @@ FLOOR_OWNED = (
     "floor_rounds",
     "floor_flags",
     "floor_shoes",
+    "floor_tray",
     "floor_checkpoints",
 )
 # The floor's own records that the floor role adds to but the owner keeps.
