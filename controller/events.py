@@ -380,8 +380,6 @@ _CHECK: dict[str, Callable[[Any], Any]] = {
     "rule": _rule,
     "kind": _one_of(TRAY_COUNTS + BUY_IN_KINDS, "a kind"),
     "slip": _slip,
-    "kind": _one_of(TRAY_COUNTS + BUY_IN_KINDS, "a kind"),
-    "slip": _slip,
     "was": _instant,
     "now": _instant,
     "elapsed": _elapsed,
