@@ -61,6 +61,12 @@ TRAY_COLUMNS = (
     "by_ids",
     "dealer",
     "day_seq",
+    "cum_fills",
+    "cum_credits",
+    "cum_buy_ins",
+    "cum_house_net",
+    "cum_difference",
+    "cum_counts",
 )
 ROUND_COLUMNS = (
     "table_id",
@@ -258,13 +264,39 @@ def fill(conninfo: str, settings: Any, tables: int, days: int, rounds: int) -> t
                 (f"P{t + 1:03d}", "pontoon-nz-2000", "{}"),
             )
         with cur.copy(f"COPY floor_tray ({', '.join(TRAY_COLUMNS)}) FROM STDIN") as copy:
-            for row in tray_rows:
+            for row in with_totals(tray_rows):
                 copy.write_row(row)
         with cur.copy(f"COPY floor_rounds ({', '.join(ROUND_COLUMNS)}) FROM STDIN") as copy:
             for row in round_rows:
                 copy.write_row(row)
         cur.execute("ANALYZE")
     return len(tray_rows), len(round_rows)
+
+
+def with_totals(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Each row with its table's running totals, as the indexer writes them."""
+    out = []
+    table = None
+    fills = credits = buys = net = diff = Decimal(0)
+    counts = 0
+    for r in rows:
+        if r[0] != table:
+            table = r[0]
+            fills = credits = buys = net = diff = Decimal(0)
+            counts = 0
+        kind, amount = r[3], r[6]
+        if kind == "fill":
+            fills += amount
+        elif kind == "credit":
+            credits += amount
+        elif kind == "buy_in":
+            buys += amount
+        elif kind in ("opener", "check", "closer"):
+            net += r[9] or 0
+            diff += r[8] or 0
+            counts += 1
+        out.append((*r, fills, credits, buys, net, diff, counts))
+    return out
 
 
 def timed(fn: Any, samples: int) -> list[float]:

@@ -364,3 +364,44 @@ def test_evidence_of_a_shift_and_a_report_pdf(floor_data: FloorData, tmp_path: P
     assert pdf.read_bytes().startswith(b"%PDF") and pdf.stat().st_size > 2000
     status, _ = floor(floor_data, "evidence", "--table", "T02", "--round", "1", "--out", str(out))
     assert status == 2  # not an empty directory
+
+
+def test_a_round_left_unfinished_by_a_silent_table_is_not_in_play_later(
+    floor_data: FloorData, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A table that stopped mid-round: its round is in play just after its last event, and not
+    at a time after the table went silent (the answer says so and how to see the round)."""
+    from controller.floor.generate import Shift
+
+    events = list(Shift("T05", seed=15, start=support.T01_START, vocabulary=True).events(2))
+    store = f"sqlite:///{floor_data.tmp / 'T05.db'}"
+    # The table stops two events after its last round's no more bets: mid-deal.
+    cut = max(i for i, (e, _) in enumerate(events) if e.get("type") == "no_more_bets") + 3
+    support.record(store, events[:cut])
+    assert quiet(["ship", "--db", store, "--to", floor_data.url])[0] == 0
+    doc = floor_json(floor_data, "round", "--table", "T05", "--round", "2")
+    assert not (doc["ended"] or {}).get("utc"), doc["ended"]
+    started = _at(doc["started"]["utc"])
+    soon = (started + timedelta(seconds=1)).astimezone(NZ).strftime("%Y-%m-%d %H:%M:%S.%f")
+    assert floor_json(floor_data, "round", "--table", "T05", "--at", soon)["round"] == 2
+    later = (started + timedelta(hours=3)).astimezone(NZ).strftime("%Y-%m-%d %H:%M:%S")
+    capsys.readouterr()
+    status, _ = floor(floor_data, "round", "--table", "T05", "--at", later)
+    out = capsys.readouterr().err
+    assert status == 1 and "round 2 began" in out and "has not ended" in out, out
+    assert "last heard" in out and "--round 2" in out, out
+    # The day's report adds up: its dealers' rounds are its rounds ended; the round left in
+    # play is counted apart, in the figures and in the PDF.
+    day = started.astimezone(NZ).date().isoformat()
+    report = floor_json(floor_data, "report", "--table", "T05", "--date", day)
+    assert (report["rounds"], report["rounds_in_play"]) == (1, 1)
+    assert sum(d["rounds"] for d in report["dealers"]) == report["rounds"]
+    assert sum(d["in_play"] for d in report["dealers"]) == report["rounds_in_play"]
+    from controller.floor.pdf import report_story
+
+    story = report_story(report)
+    words = " ".join(getattr(f, "text", "") for f in story)
+    tables = [f for f in story if hasattr(f, "_cellvalues")]
+    cells = [str(getattr(c, "text", c)) for t in tables for row in t._cellvalues for c in row]
+    assert any("1 in play" in c for c in cells), (words, cells)
+    assert "in play" in cells and "acknowledged" in cells, cells

@@ -265,3 +265,35 @@ def test_a_malformed_date_is_exit_2() -> None:
         ["floor", "pit-report", "--db", "postgresql://nobody@127.0.0.1:1/x", "--date", "2026-13-45"]
     )
     assert status == 2
+
+
+def test_the_pit_page_and_its_pdf_for_a_pit_manager(pit: Pit) -> None:
+    import httpx
+
+    from controller.floor import users
+    from controller.floor.audit import Who
+    from controller.floor.schema import open_floor
+    from controller.floor.web import FloorServer
+
+    password = "pit boss password 2"
+    floor = open_floor(pit.url)
+    try:
+        users.add_user(floor, Who("test-admin", "cli", "cli"), "pete", "pit", password)
+        server = FloorServer(floor, "127.0.0.1", 0, poll=0.3)
+        with server.running() as base, httpx.Client(base_url=base, timeout=120) as c:
+            r = c.post("/login", data={"name": "pete", "password": password, "next": "/"})
+            assert r.status_code == 303
+            page = c.get("/pit", params={"date": "2026-12-01"})
+            assert page.status_code == 200
+            doc = _report(pit)
+            for t in doc["tables"]:
+                win = Decimal(t["window"]["win"])
+                shown = f"-${abs(win):,.2f}" if win < 0 else f"${win:,.2f}"
+                assert f'data-table="{t["table"]}"' in page.text and shown in page.text
+            assert "Hold % = win ÷ drop" in page.text and "777" in page.text
+            pdf = c.get("/pit.pdf", params={"date": "2026-12-01"})
+            assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
+            bad = c.get("/pit", params={"date": "2026-02-30"})
+            assert bad.status_code == 400 and "Traceback" not in bad.text
+    finally:
+        floor.close()

@@ -196,6 +196,9 @@ def test_a_round_found_by_time_and_watched_step_by_step(
         if i:
             page.click("#next")
         page.wait_for_function(f"document.body.dataset.step === '{i}'")
+        # Every step of round 9's page is headed round 9 (before its first wager the table
+        # still shows round 8: the heading says so, not "Round 8").
+        assert page.inner_text("#s-round").startswith("Round 9"), (i, page.inner_text("#s-round"))
         for moved in step["moved"]:
             where = (
                 "#s-dealer"

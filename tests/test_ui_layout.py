@@ -12,6 +12,7 @@ each state is also photographed into docs/img/ under a fixed name: the dealer's 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,7 +64,7 @@ class Walk:
         page.wait_for_timeout(60)
         if shoot:
             DOCS_IMG.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(DOCS_IMG / f"dealer-{name}.png"))
+            page.screenshot(path=str(DOCS_IMG / f"dealer-{name}.jpg"), type="jpeg", quality=80)
         if axe:
             self.faults.extend(axe_faults(page, name))
 
@@ -366,4 +367,37 @@ def test_a_table_with_no_shoe_reader_inspects_a_deck_in_a_few_taps(
     assert sorted(e["card"] for e in cards) == sorted(deck("T"))
     inspect = next(e for e in events if e["type"] == "inspect")
     assert inspect["deck"] == "BBBB02"
+    w.done()
+
+
+def test_the_dealers_guide_shows_every_state_the_walk_photographs() -> None:
+    """docs/dealer/guide.md shows the walk's pictures: each it names exists under a name a
+    look() above gives, and each state photographed is on the page."""
+    guide = (ROOT / "docs" / "dealer" / "guide.md").read_text(encoding="utf-8")
+    shown = set(re.findall(r"\.\./img/dealer-([a-z0-9-]+)\.jpg", guide))
+    source = Path(__file__).read_text(encoding="utf-8")
+    taken = set(re.findall(r'\.look\("([a-z0-9-]+)"(?![^)]*shoot=False)', source))
+    assert shown == taken, (sorted(shown - taken), sorted(taken - shown))
+    for name in shown:
+        assert (DOCS_IMG / f"dealer-{name}.jpg").exists(), name
+
+
+def test_the_tray_panels_fit_every_screen(walk: tuple[Screen, Walk]) -> None:
+    """The chip tray's panels (the count pad, a buy-in) held to the same check."""
+    s, w = walk
+    page = s.page
+    s.dealer({"type": "shuffle", "decks": 6, "cut_card": 216})
+    supervisor_login(page)
+    page.wait_for_selector('[data-sup="tray"]')
+    w.look("supervisor-panel", shoot=False, axe=False)
+    page.tap('[data-sup="tray"]')
+    page.wait_for_selector('[data-tray="opener"]')
+    w.look("tray", shoot=False)
+    page.tap('[data-tray="opener"]')
+    page.wait_for_selector("#modal [data-denom]")
+    w.look("tray-count", shoot=False)
+    page.tap("#modal-close")
+    page.tap("#buy-in")
+    page.wait_for_selector("#modal [data-buyin-box]")
+    w.look("buy-in", shoot=False)
     w.done()

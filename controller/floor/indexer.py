@@ -510,9 +510,23 @@ _TRAY_COLUMNS = (
     "dealer",
     "day_seq",
 )
+# Each row carries the table's running totals: the row before it (inserted earlier in the same
+# batch, or in an earlier one) plus this row's part.
 _INSERT_TRAY = (
-    f"INSERT INTO floor_tray ({', '.join(_TRAY_COLUMNS)}) VALUES "
-    f"({', '.join(f'%({c})s' for c in _TRAY_COLUMNS)}) ON CONFLICT DO NOTHING"
+    f"INSERT INTO floor_tray ({', '.join(_TRAY_COLUMNS)}, cum_fills, cum_credits, cum_buy_ins, "
+    "cum_house_net, cum_difference, cum_counts) SELECT "
+    + ", ".join(f"%({c})s" for c in _TRAY_COLUMNS)
+    + ", coalesce(p.cum_fills, 0) + CASE WHEN %(kind)s = 'fill' THEN %(amount)s::numeric "
+    "ELSE 0 END, coalesce(p.cum_credits, 0) + CASE WHEN %(kind)s = 'credit' "
+    "THEN %(amount)s::numeric ELSE 0 END, coalesce(p.cum_buy_ins, 0) + CASE WHEN "
+    "%(kind)s = 'buy_in' THEN %(amount)s::numeric ELSE 0 END, coalesce(p.cum_house_net, 0) "
+    "+ coalesce(%(house_net)s::numeric, 0), coalesce(p.cum_difference, 0) + CASE WHEN "
+    "%(kind)s IN ('opener', 'check', 'closer') THEN coalesce(%(difference)s::numeric, 0) "
+    "ELSE 0 END, coalesce(p.cum_counts, 0) + CASE WHEN %(kind)s IN ('opener', 'check', "
+    "'closer') THEN 1 ELSE 0 END FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT cum_fills, "
+    "cum_credits, cum_buy_ins, cum_house_net, cum_difference, cum_counts FROM floor_tray "
+    "WHERE table_id = %(table_id)s AND seq < %(seq)s ORDER BY seq DESC LIMIT 1) p ON true "
+    "ON CONFLICT DO NOTHING"
 )
 
 

@@ -73,7 +73,11 @@ def report_story(doc: dict[str, Any]) -> list[Flowable]:
         Spacer(1, 4 * mm),
     ]
     figures = [
-        ["rounds", f"{doc['rounds']} ({doc['rounds_settled']} settled, {doc['rounds_void']} void)"],
+        [
+            "rounds",
+            f"{doc['rounds']} ({doc['rounds_settled']} settled, {doc['rounds_void']} void)"
+            + (f"; {doc['rounds_in_play']} in play, not counted" if doc["rounds_in_play"] else ""),
+        ],
         ["play", f"{_t(doc['first_round'])} to {_t(doc['last_round_ended'])}"],
         ["rounds per hour", doc["rounds_per_hour"] if doc["rounds_per_hour"] is not None else "-"],
         ["hands", doc["hands"]],
@@ -98,18 +102,18 @@ def report_story(doc: dict[str, Any]) -> list[Flowable]:
             ["rule", "count", "acknowledged", "the rule"],
             [[f["rule"], f["count"], f["acknowledged"], f["words"]] for f in doc["flags_by_rule"]]
             or [["-", 0, 0, "no flags"]],
-            [18 * mm, 16 * mm, 22 * mm, 114 * mm],
+            [16 * mm, 16 * mm, 28 * mm, 110 * mm],  # "acknowledged" on one line
         )
     )
     story.append(_p("Dealers on duty", H2))
     story.append(
         _table(
-            ["dealer", "rounds", "from", "to"],
+            ["dealer", "rounds ended", "in play", "from", "to"],
             [
-                [d["dealer"], d["rounds"], d["from"]["local"], d["to"]["local"]]
+                [d["dealer"], d["rounds"], d["in_play"], d["from"]["local"], d["to"]["local"]]
                 for d in doc["dealers"]
             ]
-            or [["(none recorded)", "", "", ""]],
+            or [["(none recorded)", "", "", "", ""]],
         )
     )
     story.append(_p("Shoes", H2))

@@ -151,53 +151,68 @@ def figures(rows: list[Row], drops: dict[tuple[str, int], Decimal]) -> Figures:
     return out
 
 
+# Each table's first and last count in the span, with its running totals (each an index probe).
 _SPAN = """
-WITH b AS (
-    SELECT table_id, min(seq) AS first_seq, max(seq) AS last_seq, count(*) AS counts
-    FROM floor_tray WHERE at >= %(a)s AND at < %(b)s AND kind IN ('opener', 'check', 'closer')
-    GROUP BY table_id
-)
-SELECT b.table_id, b.counts, f.amount, l.amount, f.kind, b.first_seq, b.last_seq,
-    coalesce(sum(t.amount) FILTER (WHERE t.kind = 'fill'), 0),
-    coalesce(sum(t.amount) FILTER (WHERE t.kind = 'credit'), 0),
-    coalesce(sum(t.amount) FILTER (WHERE t.kind = 'buy_in'), 0),
-    coalesce(sum(t.house_net) FILTER (WHERE t.kind IN ('opener', 'check', 'closer')), 0),
-    coalesce(sum(t.difference) FILTER (WHERE t.kind IN ('opener', 'check', 'closer')), 0),
-    array_agg(t.seq) FILTER (WHERE t.kind = 'opener' AND t.seq < b.last_seq)
-FROM b
-JOIN floor_tray f ON f.table_id = b.table_id AND f.seq = b.first_seq
-JOIN floor_tray l ON l.table_id = b.table_id AND l.seq = b.last_seq
-LEFT JOIN floor_tray t ON t.table_id = b.table_id AND t.seq > b.first_seq
-    AND t.seq <= b.last_seq AND t.kind <> 'drop'
-GROUP BY b.table_id, b.counts, f.amount, l.amount, f.kind, b.first_seq, b.last_seq
+SELECT t.table_id, f.seq, f.kind, f.amount, f.cum_fills, f.cum_credits, f.cum_buy_ins,
+    f.cum_house_net, f.cum_difference, f.cum_counts,
+    l.seq, l.amount, l.cum_fills, l.cum_credits, l.cum_buy_ins, l.cum_house_net,
+    l.cum_difference, l.cum_counts
+FROM tables t
+JOIN LATERAL (
+    SELECT seq, kind, amount, cum_fills, cum_credits, cum_buy_ins, cum_house_net,
+        cum_difference, cum_counts FROM floor_tray
+    WHERE table_id = t.table_id AND kind IN ('opener', 'check', 'closer')
+        AND at >= %(a)s AND at < %(b)s ORDER BY at, seq LIMIT 1
+) f ON true
+JOIN LATERAL (
+    SELECT seq, amount, cum_fills, cum_credits, cum_buy_ins, cum_house_net, cum_difference,
+        cum_counts FROM floor_tray
+    WHERE table_id = t.table_id AND kind IN ('opener', 'check', 'closer')
+        AND at >= %(a)s AND at < %(b)s ORDER BY at DESC, seq DESC LIMIT 1
+) l ON true
 """
 
 
+def openers_in(conn: Connection, start: datetime, end: datetime) -> dict[str, list[int]]:
+    """Each table's openers (the events that began its gaming days) from ``start`` to ``end``."""
+    out: dict[str, list[int]] = defaultdict(list)
+    for table_id, seq in conn.exec_driver_sql(
+        "SELECT table_id, seq FROM floor_tray WHERE kind = 'opener' AND at >= %(a)s AND at < %(b)s",
+        {"a": start, "b": end},
+    ).all():
+        out[str(table_id)].append(int(seq))
+    return out
+
+
 def span_figures(
-    conn: Connection, start: datetime, end: datetime, drops: dict[tuple[str, int], Decimal]
+    conn: Connection,
+    start: datetime,
+    end: datetime,
+    drops: dict[tuple[str, int], Decimal],
+    openers: dict[str, list[int]],
 ) -> dict[str, Figures]:
-    """Every table's figures from ``start`` to ``end``, summed by the database (the same
-    figures as :func:`figures`, without bringing the rows over)."""
+    """Every table's figures from ``start`` to ``end``: the same figures as :func:`figures`,
+    from the running totals of each table's first and last count in the span (``openers``:
+    each table's openers since the span began, or earlier)."""
     out: dict[str, Figures] = {}
-    for row in conn.exec_driver_sql(_SPAN, {"a": start, "b": end}):
-        table_id, counts, opening, closing, first_kind, first_seq, last_seq = row[:7]
+    for row in conn.exec_driver_sql(_SPAN, {"a": start, "b": end}).all():
+        table_id = str(row[0])
+        first_seq, last_seq = int(row[1]), int(row[10])
         f = Figures(
-            opening=Decimal(opening),
-            closing=Decimal(closing),
-            fills=Decimal(row[7]),
-            credits=Decimal(row[8]),
-            buy_ins=Decimal(row[9]),
-            house_net=Decimal(row[10]),
-            tray_difference=Decimal(row[11]),
-            counts=int(counts),
+            opening=Decimal(row[3]),
+            closing=Decimal(row[11]),
+            fills=Decimal(row[12]) - Decimal(row[4]),
+            credits=Decimal(row[13]) - Decimal(row[5]),
+            buy_ins=Decimal(row[14]) - Decimal(row[6]),
+            house_net=Decimal(row[15]) - Decimal(row[7]),
+            tray_difference=Decimal(row[16]) - Decimal(row[8]),
+            counts=int(row[17]) - int(row[9]) + 1,
         )
-        f.days = {(str(table_id), int(s)) for s in row[12] or []}
-        if first_kind == "opener" and first_seq < last_seq:
-            f.days.add((str(table_id), int(first_seq)))
+        f.days = {(table_id, s) for s in openers.get(table_id, ()) if first_seq <= s < last_seq}
         counted = [drops.get(day) for day in f.days]
         f.drop_counted = bool(counted) and all(d is not None for d in counted)
         f.drop = sum((d for d in counted if d is not None), ZERO) if f.drop_counted else f.buy_ins
-        out[str(table_id)] = f
+        out[table_id] = f
     return out
 
 
@@ -209,7 +224,7 @@ def drops_since(conn: Connection, start: datetime) -> dict[tuple[str, int], Deci
             "SELECT table_id, day_seq, sum(amount) FROM floor_tray WHERE kind = 'drop' "
             "AND day_seq IS NOT NULL AND at >= %(a)s GROUP BY 1, 2",
             {"a": start},
-        )
+        ).all()
     }
 
 
@@ -224,18 +239,25 @@ def drops_of(rows: list[Row]) -> dict[tuple[str, int], Decimal]:
 
 
 def rows_of(
-    conn: Connection, start: datetime, end: datetime, table_id: str | None = None
+    conn: Connection,
+    start: datetime,
+    end: datetime,
+    table_id: str | None = None,
+    *,
+    buy_ins: bool = True,
 ) -> list[Row]:
     """The tray's rows from ``start`` to ``end``, and every drop counted since ``start`` (the
-    count room counts a day's drop after it ends)."""
+    count room counts a day's drop after it ends); without the buy-ins if ``buy_ins`` is
+    false."""
     result = conn.exec_driver_sql(
         "SELECT table_id, seq, at, kind, detail, slip, amount, expected, difference, house_net, "
         "buy_ins, by_ids, dealer, day_seq FROM floor_tray WHERE at >= %(a)s "
         "AND (at < %(b)s OR kind = 'drop') "
         + ("AND table_id = %(t)s " if table_id is not None else "")
+        + ("" if buy_ins else "AND kind <> 'buy_in' ")
         + "ORDER BY table_id, seq",
         {"a": start, "b": end, "t": table_id},
-    )
+    ).all()
     return [
         Row(
             str(r[0]),
@@ -390,17 +412,28 @@ def pit_report(
         with floor.engine.connect() as conn:
             drops = drops_since(conn, year)
             spans = {"window": window.start, "month_to_date": month, "year_to_date": year}
+            openers = openers_in(conn, year, window.end)
             by_span = {
-                name: span_figures(conn, start, window.end, drops) for name, start in spans.items()
+                name: span_figures(conn, start, window.end, drops, openers)
+                for name, start in spans.items()
             }
-            window_rows = [r for r in rows_of(conn, window.start, window.end) if r.kind != "drop"]
+            # The counts and the slips (the buy-ins are summed in the running totals).
+            window_rows = [
+                r
+                for r in rows_of(conn, window.start, window.end, buy_ins=False)
+                if r.kind != "drop"
+            ]
             dealers = _dealers(conn, window)
             games: dict[str, str] = dict(
                 conn.exec_driver_sql("SELECT table_id, game FROM tables").all()
             )
             heads_for: dict[str, int] = {}
-            for r in window_rows:
-                heads_for[r.table_id] = max(heads_for.get(r.table_id, 0), r.seq)
+            for table_id, last in conn.exec_driver_sql(
+                "SELECT table_id, max(seq) FROM floor_tray WHERE at >= %(a)s AND at < %(b)s "
+                "GROUP BY table_id",
+                {"a": window.start, "b": window.end},
+            ).all():
+                heads_for[str(table_id)] = int(last)
             tables = []
             totals = {name: Figures() for name in spans}
             for table_id in sorted(heads_for):

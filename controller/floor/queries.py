@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -110,6 +110,9 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
                 if start is not None:
                     since[str(r[0])] = start
             open_flags = _open_flags(conn, since)
+            from controller.floor.ingest import refused_inboxes
+
+            refused = [{**r, "since": times(settings, r["since"])} for r in refused_inboxes(conn)]
         tables = []
         now = datetime.now(UTC)
         today = settings.today(now)
@@ -143,6 +146,7 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
             )
         return {
             "tables": tables,
+            "refused": refused,
             "at": times(settings, now),
             "today": today.isoformat(),
             "stale_after": STALE_AFTER,
@@ -212,12 +216,38 @@ def locate_round(
         raise InputError("give a time (--at) or a round number (--round)")
     moment, minute_only = settings.local_instant(at)
     params = {"t": table_id, "at": moment}
+    # In play at that moment by the table's clock: one round, or (after its clock was set back)
+    # more, each named with its events; their order is their events' numbers, never the clock.
+    during = conn.exec_driver_sql(
+        f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
+        "AND started_at <= %(at)s AND (ended_at IS NULL OR ended_at >= %(at)s) "
+        "ORDER BY first_seq",
+        params,
+    ).all()
+    if len(during) == 1:
+        return during[0]
+    if len(during) > 1:
+        raise InputError(_overlapping(conn, table_id, during, settings.local(moment)))
     row = conn.exec_driver_sql(
         f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
         "AND started_at <= %(at)s ORDER BY started_at DESC LIMIT 1",
         params,
     ).first()
-    if row is not None and (row[2] is None or row[2] >= moment):
+    if row is not None and row[2] is None:
+        # Begun and not ended: in play only while the table was still heard from. A table gone
+        # silent (past the floor's stale limit) was not playing it at a later time.
+        heard = conn.exec_driver_sql(
+            "SELECT last_event_at FROM floor_tables WHERE table_id = %(t)s", params
+        ).scalar()
+        if heard is not None and moment > heard + timedelta(seconds=STALE_AFTER):
+            raise NotFound(
+                f"no round was in play at table {table_id} at {settings.local(moment)} "
+                f"({settings.utc(moment)}); round {row[0]} began at {settings.local(row[1])} "
+                f"and has not ended: the table was last heard at {settings.local(heard)}, "
+                f"silent since (see it with --round {row[0]})"
+            )
+        return row
+    if row is not None and row[2] >= moment:
         return row
     nxt = conn.exec_driver_sql(
         f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
@@ -239,6 +269,29 @@ def locate_round(
     elif nxt is None:
         parts.append("no later round on the floor")
     raise NotFound("; ".join(parts))
+
+
+def _overlapping(conn: Connection, table_id: str, rows: Sequence[Any], shown: str) -> str:
+    """Why a time names more than one round: the rounds, in the order they were played, and
+    the ``clock`` events that set the table's clock back between them."""
+    rounds = [f"round {r[0]} (events {r[4]} to {r[7] if r[7] is not None else '…'})" for r in rows]
+    clocks = [
+        int(seq)
+        for (seq,) in conn.exec_driver_sql(
+            "SELECT seq FROM events WHERE table_id = %(t)s AND type = 'clock' "
+            "AND seq > %(a)s AND seq < %(b)s ORDER BY seq",
+            {"t": table_id, "a": int(rows[0][4]), "b": int(rows[-1][4])},
+        )
+    ]
+    why = (
+        f"the table's clock was set back in between (clock event {', '.join(map(str, clocks))})"
+        if clocks
+        else "their recorded times overlap"
+    )
+    return (
+        f"{len(rows)} rounds were in play at table {table_id} at {shown} by its clock: "
+        f"{' and '.join(rounds)}, played in that order; {why}. Ask for one by --round N"
+    )
 
 
 def find_round(
@@ -348,7 +401,7 @@ def rounds_in(floor: Floor, who: Who, table_id: str, window: Window) -> dict[str
             known_table(floor, conn, table_id)
             rows = conn.exec_driver_sql(
                 f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
-                "AND started_at >= %(a)s AND started_at < %(b)s ORDER BY started_at",
+                "AND started_at >= %(a)s AND started_at < %(b)s ORDER BY first_seq",
                 {"t": table_id, "a": window.start, "b": window.end},
             ).all()
         return {
@@ -508,7 +561,7 @@ def report_rows(
     params = {"t": table_id, "a": window.start, "b": window.end}
     rows = conn.exec_driver_sql(
         f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
-        "AND started_at >= %(a)s AND started_at < %(b)s ORDER BY started_at",
+        "AND started_at >= %(a)s AND started_at < %(b)s ORDER BY first_seq",
         params,
     ).all()
     flag_rows = conn.exec_driver_sql(
@@ -555,9 +608,13 @@ def summarise(
         h["result"] += Decimal(r[13])
     dealers: dict[str, dict[str, Any]] = {}
     for r in rows:
+        done = r[3] in ("settled", "void")
         for d in r[9] or []:
-            e = dealers.setdefault(d, {"dealer": d, "rounds": 0, "from": r[1], "to": r[2] or r[1]})
-            e["rounds"] += 1
+            e = dealers.setdefault(
+                d, {"dealer": d, "rounds": 0, "in_play": 0, "from": r[1], "to": r[2] or r[1]}
+            )
+            # Rounds ended, as the report's own count; a round still in play apart.
+            e["rounds" if done else "in_play"] += 1
             e["from"] = min(e["from"], r[1])
             e["to"] = max(e["to"], r[2] or r[1])
     shoes = [
@@ -607,6 +664,7 @@ def summarise(
             {
                 "dealer": d["dealer"],
                 "rounds": d["rounds"],
+                "in_play": d["in_play"],
                 "from": times(settings, d["from"]),
                 "to": times(settings, d["to"]),
             }

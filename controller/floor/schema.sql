@@ -109,10 +109,21 @@ CREATE TABLE IF NOT EXISTS floor_tray (
     by_ids text[] NOT NULL DEFAULT '{}',
     dealer text,
     day_seq bigint,
+    -- The table's running totals up to and including this row (a span's figure is the
+    -- difference between its last count's and its first count's): fills, credits, buy-ins,
+    -- and at its counts the rounds' house net, the tray's differences, the counts themselves.
+    cum_fills numeric(20, 2) NOT NULL DEFAULT 0,
+    cum_credits numeric(20, 2) NOT NULL DEFAULT 0,
+    cum_buy_ins numeric(20, 2) NOT NULL DEFAULT 0,
+    cum_house_net numeric(20, 2) NOT NULL DEFAULT 0,
+    cum_difference numeric(20, 2) NOT NULL DEFAULT 0,
+    cum_counts bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (table_id, seq)
 );
 
 CREATE INDEX IF NOT EXISTS floor_tray_by_time ON floor_tray (at);
+CREATE INDEX IF NOT EXISTS floor_tray_counts ON floor_tray (table_id, at)
+    WHERE kind IN ('opener', 'check', 'closer');
 
 -- Engine checkpoints (Table.snapshot()) taken just before each shuffle: a round is rebuilt
 -- from the last one before it, not from the table line. 'resume' checkpoints let the indexer

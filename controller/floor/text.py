@@ -163,6 +163,7 @@ def format_report(doc: dict[str, Any]) -> str:
         out.append(
             f"  {d['dealer']:<12} {d['rounds']:>5} rounds  {d['from']['local']} to "
             f"{d['to']['local']}"
+            + (f"  (+{d['in_play']} in play)" if d.get("in_play") else "")
         )
     out.append("")
     out.append(
@@ -228,6 +229,11 @@ def format_floor(doc: dict[str, Any]) -> str:
             f"{t['table']:<8} {t['game']:<18} {t['status']:<15} "
             f"{t['round_in_play'] or '-':>6} {t['last_event']['local'] or '-':<24} "
             f"{t['open_flags']:>10}  {devices}"
+        )
+    for r in doc.get("refused", []):
+        out.append(
+            f"table {r['table']}: its inbox is refused since {r['since']['local']}, nothing "
+            f"after it taken in: {r['why']}"
         )
     return "\n".join(out)
 

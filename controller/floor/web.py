@@ -446,6 +446,34 @@ def create_app(floor: Floor, guard: Guard | None = None) -> FastAPI:
             background=BackgroundTask(shutil.rmtree, tmp, True),
         )
 
+    @app.get("/pit")
+    @guarded("report")
+    def pit_page(request: Request, user: users.User) -> Response:
+        from controller.floor.pit import pit_report
+
+        q = request.query_params
+        if not q.get("date") and not q.get("from"):
+            return _page("pit_form.html", **base(user, q=dict(q)))
+        doc = pit_report(floor, who_of(request, user), window_of(request))
+        return _page("pit.html", **base(user, doc=doc, query=request.url.query))
+
+    @app.get("/pit.pdf")
+    @guarded("report")
+    def pit_pdf(request: Request, user: users.User) -> Response:
+        from controller.floor.pdf import pit_pdf as write_pdf
+        from controller.floor.pit import pit_report
+
+        doc = pit_report(floor, who_of(request, user), window_of(request))
+        tmp = Path(tempfile.mkdtemp(prefix="floor-pit-"))
+        path = tmp / "pit-report.pdf"
+        write_pdf(doc, path)
+        return FileResponse(
+            path,
+            media_type="application/pdf",
+            filename=path.name,
+            background=BackgroundTask(shutil.rmtree, tmp, True),
+        )
+
     @app.get("/evidence")
     @guarded("evidence")
     def evidence(request: Request, user: users.User) -> Response:

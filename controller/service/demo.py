@@ -227,6 +227,8 @@ class DemoOptions:
     pin: str | None = None
     camera: bool = True
     quiet: bool = False
+    tray: bool = True  # the pit's day at the tray: opener, fill, buy-ins, checks, closer, drop
+    mispay: Decimal | None = None  # the dealer pays this much too much in round 2
 
 
 class Demo:
@@ -301,6 +303,17 @@ class Demo:
                 place = camera.place
         if self.camera is None:
             service.set_device("camera", "off", "demo without the camera: wagers entered by hand")
+        tray = None
+        if opts.tray:
+            from controller.service.trayday import TrayDay
+
+            tray = TrayDay(
+                service,
+                random.Random(opts.seed),
+                dealer="dana",
+                supervisor="demo",
+                mispay=opts.mispay,
+            )
         self.bot = DealerBot(
             service,
             draw=self._draw,
@@ -312,6 +325,7 @@ class Demo:
             max_rounds=opts.rounds,
             cards=self.cards,
             supervisor="demo",
+            tray=tray,
         )
         table.stoppers.append(self.bot.stop)
         return table
@@ -494,7 +508,12 @@ class Demo:
                 )
                 last = line
             played = self.table.service.view().rounds_played
-            if self.options.rounds and played >= self.options.rounds:
+            tray = self.bot.tray if self.bot is not None else None
+            if (
+                self.options.rounds
+                and played >= self.options.rounds
+                and (tray is None or tray.done)
+            ):
                 loop.call_soon_threadsafe(_finish, finished)
                 return
             time.sleep(0.2)

@@ -115,8 +115,14 @@ const Watch = {
   draw(step) {
     const s = step.screen;
     const fresh = new Set((step.moved || []).map((m) => `${m.to}:${m.box || 0}:${m.hand || 0}:${m.card}`));
-    document.getElementById("s-round").textContent = s.shown_round ? `Round ${s.shown_round}` : "No round";
-    document.getElementById("s-phase").textContent = s.phase;
+    // Before this round's first wager the table still shows the round before: the heading says
+    // so rather than name the other round as if it were this page's.
+    const mine = this.doc.round;
+    const before = mine && (!s.shown_round || s.shown_round < mine);
+    document.getElementById("s-round").textContent = before
+      ? `Round ${mine} — not begun${s.shown_round ? ` (the screen still shows round ${s.shown_round})` : ""}`
+      : (s.shown_round ? `Round ${s.shown_round}` : "No round");
+    document.getElementById("s-phase").textContent = before ? "before" : s.phase;
     const due = document.getElementById("s-due");
     const nc = s.next_card;
     const parts = nc ? [nc.to === "dealer" ? "Next card: dealer" : `Next card: box ${nc.box}${nc.hand ? " hand " + (nc.hand + 1) : ""}`] : [];

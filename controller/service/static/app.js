@@ -63,7 +63,10 @@ function toast(msg, error = false) {
   clearTimeout(toast.timer);
   toast.timer = setTimeout(() => t.classList.add("hidden"), error ? 6000 : 2500);
 }
-function ruleName(rule) { return /^\d/.test(rule) ? `Rule ${rule}` : ({ shoe: "Shoe", tray: "Tray", slip: "Slip" })[rule] || rule; }
+function ruleName(rule) {
+  return /^\d/.test(rule) ? `Rule ${rule}` :
+    ({ shoe: "Shoe", tray: "Tray", slip: "Slip", clock: "Clock changed" })[rule] || rule;
+}
 
 // ---------------------------------------------------------------- rendering
 function render() {
@@ -868,7 +871,8 @@ function buildPanel(body) {
         onclick: () => supSend({ type: "manual_mode", device, on: false, reason: "ended by the supervisor" }) },
         `End manual: ${device}`);
       return el("button", { class: "btn", type: "button", "data-sup": `manual-on-${device}`, disabled: up,
-        onclick: () => manualDialog(device) }, `Manual mode: ${device}`, el("small", {}, up ? "working" : s.state));
+        onclick: () => manualDialog(device) }, `Manual mode: ${device}`,
+        el("small", { "data-reason-shown": device }, up ? "working" : (s.reason || s.state)));
     })));
   body.append(el("div", { class: "field" }, "By hand"),
     el("div", { class: "grid" },
@@ -898,7 +902,7 @@ function chipCounter(onChange = () => {}) {
   });
   function draw() {
     row.replaceChildren(...denoms.map((d) => el("button", { class: "btn denom" + (d === current ? " sel" : ""),
-      type: "button", "data-denom": d, "aria-label": `$${d} chips`, onclick: () => {
+      type: "button", "data-denom": d, onclick: () => {
         current = d; pad.set(counts[d] ? String(counts[d]) : ""); draw(); } },
       el("span", { class: "face" }, `$${d}`), el("small", {}, `× ${counts[d] || 0}`))));
     total.textContent = money(value().toFixed(2).replace(/\.00$/, ""));
