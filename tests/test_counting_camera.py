@@ -28,19 +28,18 @@ def _render(out: Path, tier: str, seed: int, frames: int) -> Path:
 
 @pytest.fixture(scope="module")
 def mild(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _render(tmp_path_factory.mktemp("mild"), "mild", 7, 4)
+    return _render(tmp_path_factory.mktemp("mild"), "mild", 1, 4)
 
 
-def _centres(folder: Path) -> dict[int, tuple[float, float]]:
-    table = json.loads((folder / "table.json").read_text())
-    return {b["box"]: tuple(b["center_mm"]) for b in table["boxes"]}
+def _table(folder: Path) -> dict:  # type: ignore[type-arg]
+    return json.loads((folder / "table.json").read_text())
 
 
 def _calibration(folder: Path, camera: str):  # type: ignore[no-untyped-def]
     tj = folder / "session_00" / "calibration" / f"calibration_00000_{camera}.json"
     truth = json.loads(tj.read_text())
     image = cv2.imread(str(tj.with_suffix(".png")))
-    return calibrate(camera, image, truth["boxes_in_view"], _centres(folder)), truth
+    return calibrate(camera, image, truth["boxes_in_view"], _table(folder)), truth
 
 
 @pytest.mark.parametrize("tier", ["mild", "medium", "hard", "pair"])
@@ -49,13 +48,14 @@ def test_every_box_read_exactly_or_unsure_never_wrong(
 ) -> None:
     folder = mild if tier == "mild" else _render(tmp_path / tier, tier, 11, 2)
     score = evaluate_set(folder)
-    if tier == "mild":
-        assert score.calibration_failures == 0
-    assert score.boxes_with_chips > 0 and score.frames > 0
+    assert score.boxes_with_chips > 0
     assert score.misreads == 0, score.wrong
     # every box with chips is accounted for: read exactly or keyed in
     assert score.exact + score.unsure == score.boxes_with_chips
     assert score.empty_right <= score.empty_boxes
+    if tier == "mild":  # and it does read: squared stacks in plain light, most of them
+        assert score.calibration_failures == 0
+        assert score.exact >= score.boxes_with_chips // 3, dict(score.reasons)
 
 
 def test_calibration_passes_on_the_targets_and_places_each_box(mild: Path) -> None:
@@ -72,7 +72,7 @@ def test_calibration_passes_on_the_targets_and_places_each_box(mild: Path) -> No
 
 def test_calibration_fails_with_a_reason_without_targets(mild: Path) -> None:
     play = mild / "session_00" / "play" / "play_00000_centre.png"
-    result = calibrate("centre", cv2.imread(str(play)), [3, 4, 5], _centres(mild))
+    result = calibrate("centre", cv2.imread(str(play)), [3, 4, 5], _table(mild))
     assert not result.passed and "no target read in box 3, 4, 5" in result.reason
 
 
@@ -126,3 +126,46 @@ def test_two_cameras_agree_read_disagree_unsure() -> None:
     assert both.unsure and "disagree" in both.reason and "$120" in both.reason
     one_unsure = combine([a, BoxRead(3, "right", None, (), "a hand over the box")])
     assert one_unsure.unsure and "a hand" in one_unsure.reason
+
+
+def test_calibrate_side_ends_with_pass_or_fail_and_reads(
+    mild: Path, tmp_path: Path, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    s = mild / "session_00"
+    table = ["--table", str(mild / "table.json")]
+    base = ["chips", "calibrate-side", *table]
+    centre = tmp_path / "centre.json"
+    known = f"{s}/known/known_00000_centre.png=3:25,4:100,5:500"
+    args = ["--camera", "centre", "--targets", f"{s}/calibration/calibration_00000_centre.png"]
+    assert main([*base, *args, "--known", known, "--out", str(centre)]) == 1
+    out = capsys.readouterr().out.strip().splitlines()[-1]
+    assert out.startswith("FAIL:") and "$1, $5, $1000 not learned" in out
+    left = tmp_path / "left.json"
+    largs = ["--camera", "left", "--targets", f"{s}/calibration/calibration_00000_left.png"]
+    lknown = f"{s}/known/known_00000_left.png=1:1,2:5"
+    main([*base, *largs, "--known", lknown, "--palette-from", str(centre), "--out", str(left)])
+    right = tmp_path / "right.json"
+    rargs = ["--camera", "right", "--targets", f"{s}/calibration/calibration_00000_right.png"]
+    rknown = f"{s}/known/known_00000_right.png=6:1000"
+    assert (
+        main([*base, *rargs, "--known", rknown, "--palette-from", str(left), "--out", str(right)])
+        == 0
+    )
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("PASS: camera right")
+    # a picture that is not one, a camera the table does not have: FAIL with the reason
+    assert main([*base, "--camera", "nobody", "--targets", "x.png", "--out", str(left)]) == 1
+    assert "no camera 'nobody'" in capsys.readouterr().out
+    assert main([*base, *args[:2], "--targets", str(tmp_path / "none.png"), "--out", "x"]) == 1
+    assert "not a picture" in capsys.readouterr().out
+    # reading with it: each box a total that is the truth's, or unsure with its reason
+    plays = sorted((s / "play").glob("*_right.png"))
+    assert (
+        main(["chips", "read-side", "--calibration", str(right), "--json", *map(str, plays)]) == 0
+    )
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == len(plays)
+    for line, img in zip(lines, plays, strict=True):
+        got = json.loads(line)["boxes"]
+        truth = json.loads(img.with_suffix(".json").read_text())["boxes"]
+        for b, r in got.items():
+            assert (r["total"] is None and r["reason"]) or r["total"] == int(truth[b]["total"])

@@ -225,7 +225,7 @@ def locate_round(
         params,
     ).all()
     if len(during) == 1:
-        return during[0]
+        return _unless_silent(conn, floor, table_id, during[0], moment)
     if len(during) > 1:
         raise InputError(_overlapping(conn, table_id, during, settings.local(moment)))
     row = conn.exec_driver_sql(
@@ -234,19 +234,7 @@ def locate_round(
         params,
     ).first()
     if row is not None and row[2] is None:
-        # Begun and not ended: in play only while the table was still heard from. A table gone
-        # silent (past the floor's stale limit) was not playing it at a later time.
-        heard = conn.exec_driver_sql(
-            "SELECT last_event_at FROM floor_tables WHERE table_id = %(t)s", params
-        ).scalar()
-        if heard is not None and moment > heard + timedelta(seconds=STALE_AFTER):
-            raise NotFound(
-                f"no round was in play at table {table_id} at {settings.local(moment)} "
-                f"({settings.utc(moment)}); round {row[0]} began at {settings.local(row[1])} "
-                f"and has not ended: the table was last heard at {settings.local(heard)}, "
-                f"silent since (see it with --round {row[0]})"
-            )
-        return row
+        return _unless_silent(conn, floor, table_id, row, moment)
     if row is not None and row[2] >= moment:
         return row
     nxt = conn.exec_driver_sql(
@@ -270,6 +258,26 @@ def locate_round(
         parts.append("no later round on the floor")
     raise NotFound("; ".join(parts))
 
+
+
+def _unless_silent(conn: Connection, floor: Floor, table_id: str, row: Any, moment: Any) -> Any:
+    """``row`` if it was in play at ``moment``. A round begun and not ended is in play only
+    while its table was still heard from: a table gone silent (past the floor's stale limit)
+    was not playing it at a later time, and the answer says so."""
+    if row[2] is not None:
+        return row
+    settings = floor.settings
+    heard = conn.exec_driver_sql(
+        "SELECT last_event_at FROM floor_tables WHERE table_id = %(t)s", {"t": table_id}
+    ).scalar()
+    if heard is not None and moment > heard + timedelta(seconds=STALE_AFTER):
+        raise NotFound(
+            f"no round was in play at table {table_id} at {settings.local(moment)} "
+            f"({settings.utc(moment)}); round {row[0]} began at {settings.local(row[1])} "
+            f"and has not ended: the table was last heard at {settings.local(heard)}, "
+            f"silent since (see it with --round {row[0]})"
+        )
+    return row
 
 def _overlapping(conn: Connection, table_id: str, rows: Sequence[Any], shown: str) -> str:
     """Why a time names more than one round: the rounds, in the order they were played, and

@@ -70,6 +70,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     add_side_parser(sub)
 
+    # the counting camera: calibration and reading (drivers/camera/counting)
+    from drivers.camera.counting.cli import add_parsers as add_counting_parsers
+
+    add_counting_parsers(sub)
+
     cal = subparsers.add_parser(
         "calibrate",
         help="check the camera over the layout (or, with --learn, learn the table's chips); "

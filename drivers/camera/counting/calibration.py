@@ -1,14 +1,13 @@
-"""Calibration of a counting camera: where each box stands in its picture, and how far.
+"""Calibration of a counting camera: where it stands, and where each box is in its picture.
 
 A printed card stands upright in each box, facing the camera, with a QR code reading ``BOX n``
-centred on it. The code's corners give the box's place in the picture: its centre line, where
-the cloth is under the card (the code's centre stands at half the card's height), and the scale
-at the box's distance (pixels a millimetre, from the code's known side). From the boxes' scales
-and cloth lines the camera's height above the cloth and its horizon follow, which say where the
-foot of a stack standing at the front or the back of a box can be.
+centred on it; ``RAIL`` codes are on the far rail. The codes' centres and the middles of their
+top and bottom edges are points whose place on the table is known, so the camera's focal
+length, lens distortion, position and turn follow (:mod:`drivers.camera.counting.pose`), and
+with them each box's place in the picture and how far away anything standing on the cloth is.
 
-The ``RAIL`` codes on the far rail do not move: their corners, seen at calibration, are the
-reference the fix is checked against at start and between rounds (:func:`check_fix`).
+The ``RAIL`` codes do not move: their corners, seen at calibration, are the reference the fix
+is checked against at start and between rounds (:func:`check_fix`).
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from drivers.camera.counting.pose import Pose, solve_table_pose
 from drivers.camera.qr import read_qr
 
 U8Array = npt.NDArray[np.uint8]
@@ -33,6 +33,7 @@ RAIL_QR_MM = 60.0
 MIN_QR_PX = 24.0  # a code smaller than this cannot place a box well enough
 FIX_TOLERANCE_PX = 3.0  # a RAIL code moved by more than this (or a scale off by 1.5%) = knocked
 FIX_SCALE_TOLERANCE = 0.015
+MAX_POSE_RMS_PX = 8.0  # the codes placed worse than this: the cards or the config are wrong
 _BOX_TEXT = re.compile(r"^BOX (\d+)$")
 
 
@@ -56,27 +57,28 @@ class RailRef:
 
 @dataclass
 class Calibration:
-    """One camera's fix: its boxes, the horizon and height, the rail references, the palette."""
+    """One camera's fix: its pose, its boxes' places in the picture, the rail references and
+    the chips' colours."""
 
     camera: str
     size: tuple[int, int]
+    pose: Pose
     boxes: dict[int, BoxFix]
-    horizon_y: float  # where the cloth plane meets the sky, px
-    height_mm: float  # the lens above the cloth
+    centres: dict[int, tuple[float, float, float]]  # each box's centre and radius on the cloth, mm
     rail: list[RailRef]
-    focal_px: float
     palette: dict[int, dict[str, list[float]]] = field(default_factory=dict)
+    values: list[int] = field(default_factory=list)  # the table's denominations
 
     def to_json(self) -> dict[str, Any]:
         return {
             "camera": self.camera,
             "size": list(self.size),
+            "pose": self.pose.to_json(),
             "boxes": {str(k): asdict(v) for k, v in self.boxes.items()},
-            "horizon_y": self.horizon_y,
-            "height_mm": self.height_mm,
+            "centres": {str(k): list(v) for k, v in self.centres.items()},
             "rail": [asdict(r) for r in self.rail],
-            "focal_px": self.focal_px,
             "palette": {str(k): v for k, v in self.palette.items()},
+            "values": list(self.values),
         }
 
     @classmethod
@@ -85,15 +87,15 @@ class Calibration:
             return cls(
                 camera=str(data["camera"]),
                 size=(int(data["size"][0]), int(data["size"][1])),
+                pose=Pose.from_json(data["pose"]),
                 boxes={int(k): BoxFix(**v) for k, v in data["boxes"].items()},
-                horizon_y=float(data["horizon_y"]),
-                height_mm=float(data["height_mm"]),
+                centres={int(k): tuple(float(x) for x in v) for k, v in data["centres"].items()},  # type: ignore[misc]
                 rail=[
                     RailRef((float(r["center"][0]), float(r["center"][1])), float(r["side_px"]))
                     for r in data["rail"]
                 ],
-                focal_px=float(data["focal_px"]),
                 palette={int(k): v for k, v in data.get("palette", {}).items()},
+                values=[int(v) for v in data.get("values", [])],
             )
         except (KeyError, TypeError, ValueError) as err:
             raise CalibrationError(f"calibration: missing or bad field ({err})") from err
@@ -109,16 +111,15 @@ class Calibration:
             raise CalibrationError(f"{path}: {err}") from err
 
     def foot_range(self, box: int, back_mm: float, front_mm: float) -> tuple[float, float]:
-        """The rows where the cloth is from ``back_mm`` behind to ``front_mm`` before the box's centre.
-
-        The cloth at distance D shows at ``horizon + height * f / D``; the box's scale is f / D0.
-        """
-        fix = self.boxes[box]
-        d0 = self.focal_px / fix.scale
-        lift = self.height_mm * fix.scale  # the box's cloth row below the horizon
-        far = self.horizon_y + lift * d0 / (d0 + back_mm)
-        near = self.horizon_y + lift * d0 / max(d0 - front_mm, 0.3 * d0)
-        return far, near
+        """The rows where the cloth is from ``back_mm`` behind to ``front_mm`` before the box's
+        centre, along the camera's line of sight."""
+        x, y, _ = self.centres[box]
+        c = self.pose.centre_mm
+        d = np.array([x - c[0], y - c[1]])
+        d /= np.linalg.norm(d)
+        far = self.pose.project(np.array([[x + back_mm * d[0], y + back_mm * d[1], 0.0]]))[0, 1]
+        near = self.pose.project(np.array([[x - front_mm * d[0], y - front_mm * d[1], 0.0]]))[0, 1]
+        return float(far), float(near)
 
 
 @dataclass
@@ -137,54 +138,54 @@ def _qr_geometry(corners: npt.NDArray[np.float64]) -> tuple[float, float, float,
     return float(c[0]), float(c[1]), float(np.mean(sides)), float(vertical)
 
 
+def _variants(grey: U8Array) -> list[U8Array]:
+    """The picture as zbar gets it, then smoothed (JPEG blocks and sensor noise break a code's
+    modules), then thresholded against its neighbourhood (a code in a dim corner)."""
+    smooth = cv2.GaussianBlur(grey, (3, 3), 0)
+    return [
+        grey,
+        smooth,
+        cv2.adaptiveThreshold(smooth, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, 31, 5),
+    ]
+
+
 def find_codes(
-    image: U8Array,
+    image: U8Array, *, thorough: bool = True
 ) -> tuple[dict[int, npt.NDArray[np.float64]], list[npt.NDArray[np.float64]]]:
-    """The ``BOX n`` codes (by box) and the ``RAIL`` codes in a frame."""
+    """The ``BOX n`` codes (by box) and the ``RAIL`` codes in a frame.
+
+    ``thorough``: when a pass finds fewer codes than another might, the picture is tried
+    smoothed and thresholded too, and what each finds is kept (a code once, where first read).
+    """
     grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
     boxes: dict[int, npt.NDArray[np.float64]] = {}
     rails: list[npt.NDArray[np.float64]] = []
-    for sym in read_qr(grey):
-        m = _BOX_TEXT.match(sym.text.strip())
-        if m:
-            boxes[int(m.group(1))] = sym.corners
-        elif sym.text.strip() == "RAIL":
-            rails.append(sym.corners)
+    for variant in _variants(grey) if thorough else [grey]:
+        for sym in read_qr(variant):
+            text = sym.text.strip()
+            m = _BOX_TEXT.match(text)
+            if m:
+                boxes.setdefault(int(m.group(1)), sym.corners)
+            elif text == "RAIL":
+                centre = sym.corners.mean(axis=0)
+                side = float(np.linalg.norm(sym.corners[0] - sym.corners[1]))
+                if all(np.linalg.norm(r.mean(axis=0) - centre) > side for r in rails):
+                    rails.append(sym.corners)
     return boxes, rails
-
-
-def _focal(fixes: dict[int, BoxFix], centres: dict[int, tuple[float, float]], width: int) -> float:
-    """The focal length (px) from pairs of boxes whose distance apart on the cloth is known.
-
-    A box at lateral offset X and depth Z shows at u = cx + f X / Z with scale s = f / Z, so
-    X = (u - cx) / s and Z = f / s; the known distance between two boxes then fixes f.
-    """
-    est = []
-    items = sorted(fixes.values(), key=lambda f: f.box)
-    for i, a in enumerate(items):
-        for b in items[i + 1 :]:
-            if a.box not in centres or b.box not in centres:
-                continue
-            length = float(np.hypot(*np.subtract(centres[a.box], centres[b.box])))
-            dx = (a.cx - width / 2) / a.scale - (b.cx - width / 2) / b.scale
-            dinv = 1 / a.scale - 1 / b.scale
-            if abs(dinv) * width < 0.05 * length or length**2 <= dx**2:
-                continue
-            est.append(float(np.sqrt(length**2 - dx**2) / abs(dinv)))
-    f = float(np.median(est)) if est else float(width)
-    return float(np.clip(f, 0.5 * width, 3.0 * width))
 
 
 def calibrate(
     camera: str,
     image: U8Array,
     boxes: list[int],
-    centres: dict[int, tuple[float, float]] | None = None,
+    table: dict[str, Any],
+    rail_image: U8Array | None = None,
 ) -> CalibrationResult:
     """The fix from a frame with a target standing in each of ``boxes``; PASS or FAIL why.
 
-    ``centres``: the boxes' centres on the cloth (mm, from the table's config), for the lens's
-    focal length; without them a 53-degree lens is assumed.
+    ``table``: the table's description (``table.json``: boxes' centres, the rail and its codes).
+    ``rail_image``: a frame from the same camera without the cards (they can stand in front of
+    the RAIL codes), where the RAIL codes are taken from if the targets' frame shows none.
     """
     if image is None or image.ndim != 3 or image.shape[0] < 16 or image.shape[1] < 16:
         return CalibrationResult(False, f"camera {camera}: no usable frame", None)
@@ -197,46 +198,62 @@ def calibrate(
             "(stand the card upright in the box, facing the camera, in full view)",
             None,
         )
-    fixes: dict[int, BoxFix] = {}
+    centres = {
+        int(b["box"]): (float(b["center_mm"][0]), float(b["center_mm"][1]), float(b["radius_mm"]))
+        for b in table["boxes"]
+    }
+    unknown = [b for b in boxes if b not in centres]
+    if unknown:
+        return CalibrationResult(
+            False, f"camera {camera}: box {unknown[0]} is not on the table", None
+        )
     for b in boxes:
-        x, y, side, vertical = _qr_geometry(codes[b])
+        side = _qr_geometry(codes[b])[2]
         if side < MIN_QR_PX:
             return CalibrationResult(
                 False,
                 f"camera {camera}: box {b}'s code is {side:.0f} px, under {MIN_QR_PX:.0f}",
                 None,
             )
-        scale = side / QR_MM
-        v_scale = vertical / QR_MM
-        fixes[b] = BoxFix(b, x, y + (CARD_MM[1] / 2) * v_scale, scale)
-    # the cloth row at scale s is horizon + height * s: a line through the boxes' (s, row)
-    s = np.array([f.scale for f in fixes.values()])
-    rows = np.array([f.foot_y for f in fixes.values()])
-    if len(fixes) >= 2 and float(np.ptp(s)) > 0.05 * float(s.mean()):
-        height, horizon = np.polyfit(s, rows, 1)
-    else:  # one distance only: the horizon from the code's own height above the cloth
-        height, horizon = 70.0, float(rows.mean() - 70.0 * s.mean())
-    if not 20.0 <= height <= 200.0:
-        return CalibrationResult(
-            False,
-            f"camera {camera}: the boxes put the lens {height:.0f} mm above the cloth, not "
-            "3-12 cm: a card not upright, or standing outside its box",
-            None,
-        )
-    rail = [RailRef(tuple(c.mean(axis=0)), _qr_geometry(c)[2]) for c in rails]  # type: ignore[arg-type]
-    if not rail:
+    if not rails and rail_image is not None:
+        rails = find_codes(rail_image)[1]
+    if not rails:
         return CalibrationResult(
             False,
             f"camera {camera}: no RAIL code in view, so the fix cannot be checked later",
             None,
         )
     h, w = image.shape[:2]
-    focal = _focal(fixes, centres or {}, w)
-    cal = Calibration(camera, (w, h), fixes, float(horizon), float(height), rail, focal)
+    pose = solve_table_pose(
+        (w, h), {b: codes[b] for b in boxes}, rails, table, CARD_MM[1] / 2, QR_MM
+    )
+    if pose is None or pose.rms_px > MAX_POSE_RMS_PX:
+        rms = "no fit" if pose is None else f"{pose.rms_px:.1f} px off"
+        return CalibrationResult(
+            False,
+            f"camera {camera}: the codes do not agree with the table's plan ({rms}): a card out "
+            "of its box or not upright, or the table's config not this table",
+            None,
+        )
+    height = float(pose.centre_mm[2])
+    if not 20.0 <= height <= 150.0:
+        return CalibrationResult(
+            False,
+            f"camera {camera}: the lens is {height:.0f} mm above the cloth, not 3-12 cm",
+            None,
+        )
+    fixes: dict[int, BoxFix] = {}
+    for b in boxes:
+        x, y, _ = centres[b]
+        (u, v), (_, v2) = pose.project(np.array([[x, y, 0.0], [x, y, 10.0]]))
+        fixes[b] = BoxFix(b, float(u), float(v), float(abs(v - v2) / 10.0))
+    rail = [RailRef(tuple(c.mean(axis=0)), _qr_geometry(c)[2]) for c in rails]  # type: ignore[arg-type]
+    cal = Calibration(camera, (w, h), pose, fixes, {b: centres[b] for b in boxes}, rail)
     scales = ", ".join(f"box {b} {f.scale:.2f} px/mm" for b, f in sorted(fixes.items()))
     return CalibrationResult(
         True,
         f"camera {camera}: {len(fixes)} boxes placed ({scales}), lens {height:.0f} mm up, "
+        f"focal length {pose.focal:.0f} px, codes placed within {pose.rms_px:.1f} px, "
         f"{len(rail)} RAIL codes as reference",
         cal,
     )
@@ -259,7 +276,8 @@ def check_fix(cal: Calibration, image: U8Array) -> tuple[bool, str]:
         if abs(side / ref.side_px - 1) > FIX_SCALE_TOLERANCE * 3:
             return (
                 False,
-                f"camera {cal.camera}: a RAIL code's size changed by {abs(side / ref.side_px - 1):.1%}",
+                f"camera {cal.camera}: a RAIL code's size changed by "
+                f"{abs(side / ref.side_px - 1):.1%}",
             )
     seen = sum(
         1
