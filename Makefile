@@ -12,7 +12,7 @@ OS_PACKAGES := libzbar0 socat
 OS_TEST_PACKAGES := chromium
 AXE := $(VENV)/node/node_modules/axe-core/axe.min.js
 
-.PHONY: demo test test-native native clean-native lint replay-examples bench docs docs-serve \
+.PHONY: screenshots demo test test-native native clean-native lint replay-examples bench docs docs-serve \
 	wheelhouse clean
 
 define apt_install
@@ -105,6 +105,10 @@ DOCS_STAMP := $(VENV)/.docs-installed
 $(DOCS_STAMP): pyproject.toml $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[docs]'
 	@touch $@
+
+# The dealer's guide's pictures, retaken by the layout walk at the touchscreen's size.
+screenshots: $(STAMP) $(OS_TEST_STAMP) $(AXE)
+	FLOORCTL_SCREENSHOTS=docs/img $(BIN)/python -m pytest -q tests/test_ui_layout.py
 
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
