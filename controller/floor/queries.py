@@ -259,7 +259,6 @@ def locate_round(
     raise NotFound("; ".join(parts))
 
 
-
 def _unless_silent(conn: Connection, floor: Floor, table_id: str, row: Any, moment: Any) -> Any:
     """``row`` if it was in play at ``moment``. A round begun and not ended is in play only
     while its table was still heard from: a table gone silent (past the floor's stale limit)
@@ -278,6 +277,7 @@ def _unless_silent(conn: Connection, floor: Floor, table_id: str, row: Any, mome
             f"silent since (see it with --round {row[0]})"
         )
     return row
+
 
 def _overlapping(conn: Connection, table_id: str, rows: Sequence[Any], shown: str) -> str:
     """Why a time names more than one round: the rounds, in the order they were played, and
