@@ -356,6 +356,7 @@ _SPECS: dict[str, _Spec] = {
     # Extensions (devices and peek games); see docs/reference/events.md.
     "misread": _Spec(("raw",)),
     "wager_seen": _Spec(("box", "amount"), ("chips", "confidence")),
+    "stack_changed": _Spec(("box",)),
     "peek": _Spec(),
     # Opening the table and reconciling the shoe (docs/reference/events.md, 6.1-6.3).
     "inspect": _Spec((), ("deck", "by")),

@@ -35,6 +35,7 @@ manual mode; the dealer signs in before the table opens).
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ from controller.service.view import (
     supervisor_actions,
     table_actions,
 )
+from controller.service.watch import WatchDesk
 from controller.store.db import StoreDown, StoreError
 
 log = structlog.get_logger("floorctl.service")
@@ -73,6 +75,18 @@ KEPT_SOURCES = frozenset({"shoe"})
 # The devices a supervisor may put in manual mode, and the states in which each is back.
 MANUAL_DEVICES = ("shoe", "camera")
 DEVICE_UP = frozenset({"ok", "connected"})
+# How long "no more bets" waits, at most, for the cameras to report the boxes as they stand.
+CAMERA_WAIT = 5.0
+
+
+class Camera(Protocol):
+    """A camera the service hears wagers from (``controller.service.camera.CameraFeed``)."""
+
+    name: str
+
+    def reported_since(self, since: float) -> bool:
+        """Whether it has reported every box as it stands in a frame read after ``since``."""
+        ...
 
 
 class Recorded(Protocol):
@@ -173,6 +187,12 @@ class TableService:
         self._draining = False
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
         self._ending: set[str] = set()  # devices whose manual mode is being ended
+        self.cameras: list[Camera] = []  # the cameras "no more bets" waits for
+        # The overhead camera's changes after "no more bets", judged against the round (5.5).
+        self.watch = WatchDesk(self)
+        self.camera_wait = CAMERA_WAIT
+        # "No more bets" called, waiting for the cameras: since when, and which (the screen).
+        self.closing: dict[str, Any] | None = None
         self.seq = event_log.seq
         self._view: TableView = event_log.table.view()
         # The screen's list of recent events: the last ones stored (the table itself is the
@@ -382,6 +402,7 @@ class TableService:
     ) -> Submitted:
         self.seq = seq
         self._view = self.table.view()
+        self.watch.noted(self._view)
         rules = self.setup.rules
         flags = []
         for f in applied.flags:
@@ -617,6 +638,50 @@ class TableService:
             for s in sorted(self._view.seen, key=lambda s: s.box)
         }
 
+    def add_camera(self, camera: Camera) -> None:
+        """A camera whose report of the boxes "no more bets" waits for."""
+        with self._side_lock:
+            self.cameras.append(camera)
+
+    def await_cameras(self, timeout: float | None = None) -> list[str]:
+        """Wait (at most ``timeout``, default ``camera_wait`` seconds) until every camera has
+        reported the boxes as they stand in a frame read after this call: a wager placed
+        just before "no more bets" is then the box's wager, not a change after it. The screen
+        shows the wait meanwhile. Returns the cameras that did not report in time."""
+        limit = self.camera_wait if timeout is None else timeout
+        since = time.monotonic()
+        with self._side_lock:
+            cameras = list(self.cameras)
+        waiting = [c for c in cameras if not c.reported_since(since)]
+        if not waiting:
+            return []
+        with self._side_lock:
+            self.closing = {"since": self.clock(), "cameras": [c.name for c in waiting]}
+        self._notify()
+        try:
+            deadline = since + limit
+            while waiting and time.monotonic() < deadline:
+                time.sleep(0.02)
+                waiting = [c for c in waiting if not c.reported_since(since)]
+        finally:
+            with self._side_lock:
+                self.closing = None
+            self._notify()
+        if waiting:
+            log.warning(
+                "no more bets: a camera did not report the boxes in time",
+                cameras=[c.name for c in waiting],
+                seconds=limit,
+            )
+        return [c.name for c in waiting]
+
+    def close_betting(self) -> list[Submitted]:
+        """Before "no more bets" is recorded: wait for the cameras to report the boxes as they
+        stand (:meth:`await_cameras`), then take what they see as the boxes' wagers
+        (:meth:`sync_camera_bets`)."""
+        self.await_cameras()
+        return self.sync_camera_bets()
+
     def sync_camera_bets(self) -> list[Submitted]:
         """At "no more bets", while the camera works: what it sees on each box becomes that
         box's wager where none is recorded, and is restated to the engine where the round
@@ -722,6 +787,7 @@ class TableService:
             ],
             "blocked": self.sign_in_required and bool(pending),
             "on_duty": {"dealer": view.dealer, "sign_in": self.sign_in_required},
+            "closing": self._closing_view(),
             "manual": self.manual,
             "last_round": last,
             "devices": self.device_states(),
@@ -740,6 +806,11 @@ class TableService:
         out["state"] = "waiting" if self._view.waiting(*key) is not None else "done"
         out["resolution"] = self._resolution(*key)
         return out
+
+    def _closing_view(self) -> dict[str, Any] | None:
+        """ "No more bets" waiting for the cameras (None when it is not)."""
+        with self._side_lock:
+            return None if self.closing is None else dict(self.closing)
 
     def _store_view(self) -> dict[str, Any]:
         """What the screen's STORE DOWN panel shows (the service's lock held)."""

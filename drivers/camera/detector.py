@@ -153,6 +153,11 @@ class ChipDetector:
     _survey: tuple[dict[int, int], list[StackSurvey]] | None = field(
         default=None, init=False, repr=False
     )
+    # The last frame's box images (box -> its reflectance image and view): what the overhead
+    # watcher (``watch.py``) compares from frame to frame.
+    patches: dict[int, tuple[F32Array, BoxView]] = field(
+        default_factory=dict, init=False, repr=False
+    )
     # When a list: each stack read appends (box, its height in chips, its cross-checks).
     trace: list[tuple[int, float, dict[str, float], dict[str, float]]] | None = field(
         default=None, repr=False
@@ -226,6 +231,9 @@ class ChipDetector:
         ]
         known = [_chroma(c) for c in beside if c is not None]
         cloth_c = np.median(known, axis=0) if known else _chroma(self._felt)
+        self.patches = {
+            view.area.box: (refl, view) for view, refl in zip(self._views, patches, strict=True)
+        }
         boxes = {}
         for view, refl, felt_obs in zip(self._views, patches, beside, strict=True):
             # A box that looks as it did in the last frame (a fixed camera, nothing moved:

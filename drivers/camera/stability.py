@@ -92,6 +92,20 @@ class StabilityTracker:
                 out.append(report)
         return out
 
+    def settled(self) -> bool:
+        """Whether every box, as of the last frame, is reported as it stands: its run of
+        readings has lasted ``k`` frames and is the stable wager reported, or it is unsure
+        (its wager is the dealer's to key in). A box whose chips just changed, or under a
+        hand, is not settled until ``k`` frames agree on it again."""
+        for box in self.boxes:
+            if box in self.unsure and self._runs[box].length == 0:
+                continue
+            run = self._runs[box]
+            current = self.stable.get(box)
+            if run.length < self.k or current is None or _key(current) != run.key:
+                return False
+        return True
+
     def interrupt(self) -> None:
         """No reading could be made (a device fault): every run starts again (and the boxes
         left unsure stay so until they are read surely again)."""
