@@ -60,6 +60,9 @@ class Event:
     reason: str | None = None
     flag_event: int | None = None
     rule: str | None = None
+    was: str | None = None
+    now: str | None = None
+    elapsed: Decimal | None = None
     extra: tuple[tuple[str, Any], ...] = field(default=())
 
     def meta(self, name: str) -> Any:
@@ -281,6 +284,38 @@ def _reason(v: Any) -> str:
 MAX_SEQ = 2**63 - 1
 
 
+MAX_INSTANT = 40
+MAX_ELAPSED = Decimal(10) ** 9  # seconds: about 31 years
+
+
+def _instant(v: Any) -> str:
+    """A moment as the recorder writes ``recorded_at`` (ISO 8601, with its zone)."""
+    from datetime import datetime
+
+    if isinstance(v, str) and 0 < len(v) <= MAX_INSTANT and v.isascii():
+        try:
+            parsed = datetime.fromisoformat(v)
+        except ValueError:
+            parsed = None
+        if parsed is not None and parsed.tzinfo is not None:
+            return v
+    raise ValueError(
+        f"{_shown(v)} is not a moment (ISO 8601 with its zone, e.g. 2026-12-01T21:14:00Z)"
+    )
+
+
+def _elapsed(v: Any) -> Decimal:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise ValueError(f"{_shown(v)} is not a number of seconds")
+    try:
+        d = Decimal(str(v))
+    except InvalidOperation:
+        raise ValueError(f"{_shown(v)} is not a number of seconds") from None
+    if not d.is_finite() or d < 0 or d > MAX_ELAPSED:
+        raise ValueError(f"{_shown(v)} is not a number of seconds (0 to {MAX_ELAPSED})")
+    return d
+
+
 def _seq(v: Any) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_SEQ:
         raise ValueError(f"{_shown(v)} is not an event's sequence number (a whole number from 1)")
@@ -332,6 +367,9 @@ _CHECK: dict[str, Callable[[Any], Any]] = {
     "reason": _reason,
     "flag_event": _seq,
     "rule": _rule,
+    "was": _instant,
+    "now": _instant,
+    "elapsed": _elapsed,
 }
 
 _SPECS: dict[str, _Spec] = {
@@ -369,6 +407,8 @@ _SPECS: dict[str, _Spec] = {
     "dealer": _Spec(("dealer",)),
     "manual_mode": _Spec(("device", "on"), ("reason",)),
     "acknowledge": _Spec(("flag_event", "rule")),
+    # The recorder's own record that the table's wall clock was stepped (docs/reference/events.md).
+    "clock": _Spec(("was", "now"), ("elapsed",)),
 }
 
 EVENT_TYPES: tuple[str, ...] = tuple(_SPECS)

@@ -59,8 +59,11 @@ def test_repeated_wrong_pins_lock_the_client_out_then_longer() -> None:
     # While locked out even the right PIN is not accepted.
     r = g.login("jsmith", "2468", "10.0.0.5")
     assert not r.ok and 0 < r.retry_after <= 30
-    # Another client is not locked out by this one.
-    assert g.login("jsmith", "2468", "10.0.0.6").ok
+    # Nor from another client: the id has its own count (a proxy may name any client).
+    r = g.login("jsmith", "2468", "10.0.0.6")
+    assert not r.ok and 0 < r.retry_after <= 30
+    # Another client, for another supervisor, is not locked out by this one.
+    assert g.login("apatel", "13579", "10.0.0.6").ok
     clock.now += 31
     for _ in range(3):
         r = g.login("jsmith", "1111", "10.0.0.5")

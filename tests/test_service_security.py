@@ -350,3 +350,45 @@ jsmith = "{hash_pin("2468", iterations=1000)}"
             s.close()
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_behind_a_trusted_proxy_a_new_forwarded_for_per_guess_still_locks(
+    tmp_path: Path,
+) -> None:
+    """`[ui] trusted_proxy = "127.0.0.1"` (a TLS proxy on the same PC): the address is what
+    the header says, so each guess claims a new one; the supervisor's own count locks."""
+    s = Served(
+        tmp_path,
+        dealers=False,
+        pin_max_attempts=3,
+        web=WebSettings(trusted_proxy="127.0.0.1", request_timeout=2.0),
+    )
+    try:
+        with client(s) as c:
+            status = [
+                c.post(
+                    "/api/supervisor/login",
+                    json={"supervisor": "jsmith", "pin": "1111"},
+                    headers={"x-forwarded-for": f"10.8.{i // 200}.{i % 200}"},
+                ).status_code
+                for i in range(20)
+            ]
+            assert 429 in status[:4], status
+            r = c.post(
+                "/api/supervisor/login",
+                json={"supervisor": "jsmith", "pin": SUPERVISOR_PIN},
+                headers={"x-forwarded-for": "10.8.9.9"},
+            )
+            assert r.status_code == 429 and "token" not in r.json()
+            # Ids the config does not hold share one count: changing the id buys nothing.
+            status = [
+                c.post(
+                    "/api/supervisor/login",
+                    json={"supervisor": f"nobody{i}", "pin": "1111"},
+                    headers={"x-forwarded-for": f"10.7.0.{i}"},
+                ).status_code
+                for i in range(6)
+            ]
+            assert 429 in status, status
+    finally:
+        s.close()

@@ -90,3 +90,41 @@ def test_the_dedicated_user_is_declared() -> None:
     lines = (UNITS / "floorctl.sysusers.conf").read_text().splitlines()
     assert any(line.startswith("u floorctl ") for line in lines)
     assert "m floorctl dialout" in lines
+
+
+SERVICES = ["floorctl.service", "floorctl-kiosk.service", "floorctl-ship.service"]
+
+
+@pytest.mark.parametrize("name", SERVICES)
+def test_every_service_caps_memory_and_tasks_and_weighs_its_cpu(name: str) -> None:
+    service = unit(name)["Service"]
+    assert service["MemoryMax"].rstrip("MG").isdigit(), service.get("MemoryMax")
+    assert int(service["TasksMax"]) > 0
+    assert "CPUQuota" in service or "CPUWeight" in service
+    # The table's recorder wins the CPU against the screen and the ship when they compete.
+    if name != "floorctl.service":
+        assert int(service["CPUWeight"]) < int(unit("floorctl.service")["Service"]["CPUWeight"])
+
+
+def test_a_configuration_error_is_not_restarted() -> None:
+    # `run --check` (ExecStartPre) and `run` exit 2 on a bad config, an unsafe key, a second
+    # recorder or another table's store (tests/test_startup.py): systemd must not restart it.
+    service = unit("floorctl.service")["Service"]
+    assert service["RestartPreventExitStatus"].split() == ["2"]
+    assert service["ExecStartPre"].split()[1:3] == ["run", "--config"]
+    assert service["ExecStartPre"].split()[-1] == "--check"
+
+
+@pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is not installed on this machine")
+@pytest.mark.parametrize("name", SERVICES)
+def test_systemd_analyze_security_rates_every_service_ok(name: str) -> None:
+    assert ANALYZE is not None
+    proc = subprocess.run(
+        [ANALYZE, "security", "--offline=yes", str(UNITS / name)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    last = proc.stdout.strip().splitlines()[-1]
+    exposure = float(last.split(":")[1].split()[0])
+    assert exposure <= 3.0, last  # "OK" (the kiosk was 9.2 UNSAFE)

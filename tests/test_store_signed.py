@@ -656,6 +656,64 @@ def test_the_floors_evidence_of_a_round_carries_its_proof(
     assert main(["verify-proof", str(out / "proof.json"), "--key", str(keys[1])]) == 0
 
 
+def test_the_floors_evidence_verifies_with_the_tables_key_as_the_docs_say_and_tampered_fails(
+    signed: str,
+    floor_url: str,
+    keys: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`floorctl verify EV/export --key table.pub`: the floor holds no table's private key, so
+    its package carries no manifest.sig; the table's signed heads carry the proof."""
+    import shutil
+
+    from controller.floor.audit import Who
+    from controller.floor.evidence import write_evidence
+    from controller.floor.indexer import Indexer
+    from controller.floor.schema import open_floor
+
+    assert ship(signed, floor_url, capsys)[0] == 0
+    out = tmp_path / "EV"
+    with open_floor(floor_url) as floor:
+        Indexer(floor).run_once(["T1"])
+        write_evidence(floor, Who.cli(), "T1", out, number=3)
+    export = out / "export"
+    assert not (export / "manifest.sig").exists()
+    status, doc = verify(capsys, str(export), "--key", str(keys[1]))
+    assert status == 0, doc
+
+    # A timeline edited and the sums recomputed: plain verify cannot tell, the key check can.
+    edited = tmp_path / "edited"
+    shutil.copytree(export, edited)
+    timeline = next((edited / "T1" / "timelines").glob("round-*.txt"))
+    text = timeline.read_text()
+    assert "ben" in text
+    timeline.write_text(text.replace("ben", "bob"))
+    reseal(edited)
+    assert verify(capsys, str(edited))[0] == 0
+    status, doc = verify(capsys, str(edited), "--key", str(keys[1]))
+    assert status == 1 and problem(doc) == (0, "edited"), doc
+
+    # The history rewritten with every hash recomputed, the genuine heads kept beside it.
+    rewritten = tmp_path / "rewritten"
+    rewrite(signed, early_bet_raised(original_log(signed)), None)
+    assert main(["export", "--db", signed, "--out", str(rewritten), "--round", "3"]) == 0
+    capsys.readouterr()
+    (rewritten / "T1" / "heads.json").write_text((export / "T1" / "heads.json").read_text())
+    reseal(rewritten)
+    assert verify(capsys, str(rewritten))[0] == 0
+    status, doc = verify(capsys, str(rewritten), "--key", str(keys[1]))
+    assert status == 1 and problem(doc)[1] in ("rewritten", "deleted"), doc
+
+    # A manifest.sig that is there must be the table's.
+    forged = tmp_path / "forged"
+    shutil.copytree(export, forged)
+    other, _pub, _ = generate_pair(tmp_path / "other-key")
+    reseal(forged, load_signing_key(other))
+    status, doc = verify(capsys, str(forged), "--key", str(keys[1]))
+    assert status == 1 and problem(doc) == (0, "signature"), doc
+
+
 def test_events_that_waited_in_the_spool_are_signed_once_they_are_written_back(
     tmp_path: Path,
     store_shift_events: Shift,

@@ -52,6 +52,43 @@ def on_acknowledge(t: Table, ev: Event) -> None:
     resolve(t.desk, key, Resolution("seen", actor(ev)))
 
 
+CLOCK_RULE: Final = "clock"
+
+
+def on_clock(t: Table, ev: Event) -> None:
+    """The recorder found the table's wall clock stepped: a flag for the dealer's screen (the
+    round is not touched; the events' order is their sequence, whatever the clock said)."""
+    t.flag(CLOCK_RULE, clock_message(ev.was or "", ev.now or "", ev.elapsed))
+
+
+def clock_message(was: str, now: str, elapsed: object) -> str:
+    from datetime import datetime
+
+    try:
+        step = (datetime.fromisoformat(now) - datetime.fromisoformat(was)).total_seconds()
+        if elapsed is not None:
+            step -= float(str(elapsed))
+    except ValueError:
+        step = 0.0
+    way = "back" if step < 0 else "forward"
+    measured = "" if elapsed is None else f" ({elapsed} s had passed)"
+    return (
+        f"the table's clock stepped {way} by {_span(abs(step))}: the last event was recorded "
+        f"at {was}, the clock now says {now}{measured}; events keep their order by number"
+    )
+
+
+def _span(seconds: float) -> str:
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min {secs:02d} s"
+    if minutes:
+        return f"{minutes} min {secs:02d} s"
+    return f"{seconds:.1f} s"
+
+
 def note(t: Table, ev: Event, flags: list[Flag] | None) -> None:
     """What one event, just applied, leaves on the desk."""
     desk = t.desk

@@ -81,6 +81,7 @@ HANDLERS: Final[dict[str, Handler]] = {
     "dealer": opening.on_dealer,
     "manual_mode": desk.on_manual_mode,
     "acknowledge": desk.on_acknowledge,
+    "clock": desk.on_clock,
 }
 # The events a person initiates whose refusal is the engine's one answer (:mod:`.check`): the
 # table asks it before the handler, which then only carries the event out.

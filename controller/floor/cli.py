@@ -205,11 +205,31 @@ def _index(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ingest(args: argparse.Namespace) -> int:
+    from controller.floor.ingest import follow, ingest
+    from controller.floor.settings import InputError
+
+    url = args.db or os.environ.get("FLOORCTL_FLOOR_URL")
+    if not url:
+        raise InputError("give the floor database: --db URL (or FLOORCTL_FLOOR_URL)")
+    tables = [args.table] if args.table else None
+    if args.every is not None:
+        follow(url, args.every, tables)
+    report = ingest(url, tables)
+    for table_id, (count, head) in report.taken.items():
+        print(f"table {table_id}: {count} events taken in; the floor's log ends at event {head}")
+    for table_id, why in report.refused.items():
+        print(f"table {table_id}: refused, its inbox left as it is: {why}", file=sys.stderr)
+    return 1 if report.refused else 0
+
+
 def _serve(args: argparse.Namespace) -> int:
     from controller.floor.web import serve
 
     with _open(args) as floor:
-        return serve(floor, args.host, args.port, poll=args.poll)
+        return serve(
+            floor, args.host, args.port, poll=args.poll, allowed_hosts=tuple(args.allow_host)
+        )
 
 
 def _password(args: argparse.Namespace) -> str:
@@ -302,6 +322,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--poll", type=argtypes.positive_float, default=1.0, help="seconds between index passes"
     )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the pages answer to besides the address they listen on (repeat)",
+    )
     p.set_defaults(func=_guarded(_serve))
 
     p = sub.add_parser("round", help="a round by table and local time, or by number")
@@ -361,6 +388,27 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--rebuild", action="store_true", help="drop the read model and build it from the events"
     )
     p.set_defaults(func=_guarded(_index))
+
+    p = sub.add_parser(
+        "ingest",
+        help="take into the floor's log what each table's registered key signed",
+        description="Move each table's shipped events from the floor's inbox into its log, "
+        "checked as ship checks them: the chain, every derived row against a replay, and "
+        "every head against the key registered for the table. Only events under a head "
+        "that key signed go over; a table whose inbox does not check is refused and left "
+        "out. Run as the ingest role (floorctl floor init). Exit 1 when a table is refused.",
+    )
+    p.add_argument(
+        "--db", metavar="URL", help="the floor database, as the ingest role (or FLOORCTL_FLOOR_URL)"
+    )
+    p.add_argument("--table", help="only this table")
+    p.add_argument(
+        "--every",
+        type=argtypes.positive_float,
+        metavar="SECONDS",
+        help="keep running, a pass every SECONDS (a service)",
+    )
+    p.set_defaults(func=_guarded(_ingest))
 
     p = sub.add_parser("user", help="the floor's accounts (surveillance, pit)")
     p.add_argument("action", choices=("add", "passwd", "disable", "list"))

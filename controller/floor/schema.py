@@ -82,22 +82,27 @@ def open_floor(url: str, settings: FloorSettings | None = None) -> Floor:
 
 def ensure_schema(engine: Engine) -> None:
     with engine.begin() as conn:
-        if _version(conn) == SCHEMA_VERSION:
-            return
-        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({DDL_LOCK})")
-        if _version(conn) == SCHEMA_VERSION:
-            return
-        ddl = resources.files("controller.floor").joinpath("schema.sql").read_text("utf-8")
-        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-        try:
-            cursor.execute(ddl)  # no parameters: the DDL's own % signs stay as written
-        finally:
-            cursor.close()
-        conn.exec_driver_sql(
-            "INSERT INTO floor_meta (key, value) VALUES ('schema', %(v)s) "
-            "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-            {"v": SCHEMA_VERSION},
-        )
+        ensure_floor_tables(conn)
+
+
+def ensure_floor_tables(conn: Connection) -> None:
+    """Create the floor's own tables (``schema.sql``) when they are missing or older."""
+    if _version(conn) == SCHEMA_VERSION:
+        return
+    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({DDL_LOCK})")
+    if _version(conn) == SCHEMA_VERSION:
+        return
+    ddl = resources.files("controller.floor").joinpath("schema.sql").read_text("utf-8")
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(ddl)  # no parameters: the DDL's own % signs stay as written
+    finally:
+        cursor.close()
+    conn.exec_driver_sql(
+        "INSERT INTO floor_meta (key, value) VALUES ('schema', %(v)s) "
+        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+        {"v": SCHEMA_VERSION},
+    )
 
 
 def _version(conn: Connection) -> str | None:

@@ -118,6 +118,16 @@ def list_users(floor: Floor) -> list[dict[str, Any]]:
     ]
 
 
+def current(floor: Floor, user: User) -> User | None:
+    """The account as it is now, if it is still enabled with the same role (else None)."""
+    with floor.engine.connect() as conn:
+        row = conn.exec_driver_sql(
+            "SELECT role FROM floor_users WHERE name = %(n)s AND disabled_at IS NULL",
+            {"n": user.name},
+        ).first()
+    return user if row is not None and str(row[0]) == user.role else None
+
+
 def authenticate(floor: Floor, name: str, password: str) -> User | None:
     """The account, if the name and password match an account that is not disabled."""
     with floor.engine.connect() as conn:

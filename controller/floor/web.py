@@ -6,8 +6,17 @@ itself by short polling (``/api/floor`` every 2 s; those refreshes are not logge
 view is). An indexer thread keeps the read model up to date (every ``poll`` seconds).
 
 Sessions: a random token in an HttpOnly, SameSite=Strict cookie, held in memory (a restart
-logs everyone out), ended by Log out or after 30 minutes without a request. Five wrong
-passwords for an account lock it for a minute, doubling with each further lockout.
+logs everyone out), ended by Log out, after 30 minutes without a request, or at the next
+request once the account is disabled. Five wrong passwords for an account lock it for a
+minute, doubling with each further lockout; twenty from one address lock that address the same
+way, whatever names it tries. A name that cannot be an account's is refused as such (400) and
+never counted, and the counts kept are bounded, so no stream of names grows them.
+
+In front of the app (:class:`~controller.service.gate.Gate`, as on the dealer's screen): a
+``Host`` that is not one of the server's names is refused (421), a POST from another origin
+(403), a body over :data:`BODY_LIMIT` bytes (413); and a request whose line, headers and body do
+not all arrive within :data:`REQUEST_TIMEOUT` seconds has its connection closed. The server
+believes no proxy header: the client is the connection's own address.
 """
 
 from __future__ import annotations
@@ -50,13 +59,23 @@ from controller.floor.indexer import Indexer
 from controller.floor.protect import flags_since
 from controller.floor.schema import Floor
 from controller.floor.settings import InputError, NotFound, Window
+from controller.service.gate import Gate, allowed_names, timed_http
 
 log = structlog.get_logger("floorctl.floor")
 
 COOKIE = "floor_session"
 SESSION_SECONDS = 30 * 60
-MAX_FAILURES = 5
+MAX_FAILURES = 5  # wrong passwords for one account before it is locked
+MAX_CLIENT_FAILURES = 20  # wrong passwords from one address before it is locked
 LOCKOUT_SECONDS = 60.0
+MAX_COUNTS = 1024  # accounts and addresses with a count kept; beyond, they share one
+FORGET_AFTER = 3600.0  # seconds after its last failure that a count may be dropped
+OVERFLOW = "*"
+MAX_NAME = 64  # characters of a login name read at all (an account's is at most 32)
+MAX_PASSWORD = 1024
+BODY_LIMIT = 64 * 1024  # the largest form the pages post is a login
+REQUEST_TIMEOUT = 10.0  # seconds for a request's line, headers and body to arrive
+KEEP_ALIVE_SECONDS = 5
 STATIC = Path(__file__).with_name("static")
 
 templates = Environment(
@@ -74,13 +93,20 @@ class Session:
 
 
 @dataclass
+class _Count:
+    failures: int = 0
+    lockouts: int = 0
+    locked_until: float = 0.0
+    last: float = 0.0  # the last failure
+
+
+@dataclass
 class Guard:
-    """Sessions and the lockout of accounts after wrong passwords (in memory)."""
+    """Sessions and the lockout after wrong passwords, per account and per client address (in
+    memory, bounded: past :data:`MAX_COUNTS` names or addresses, the rest share one count)."""
 
     sessions: dict[str, Session] = field(default_factory=dict)
-    failures: dict[str, int] = field(default_factory=dict)
-    locked_until: dict[str, float] = field(default_factory=dict)
-    lockouts: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, _Count] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def session(self, token: str | None) -> users.User | None:
@@ -95,30 +121,82 @@ class Guard:
             s.seen = now
             return s.user
 
-    def start(self, user: users.User) -> str:
+    def start(self, user: users.User, client: str | None = None) -> str:
         token = secrets.token_urlsafe(32)
         with self.lock:
             self.sessions[token] = Session(user, time.monotonic())
-            self.failures.pop(user.name, None)
+            count = self.counts.get(f"account {user.name}")
+            if count is not None:
+                count.failures = 0
+            count = self.counts.get(f"client {client}")
+            if count is not None:
+                count.failures = 0
         return token
 
     def end(self, token: str | None) -> None:
         with self.lock:
             self.sessions.pop(token or "", None)
 
-    def locked(self, name: str) -> float:
+    def end_user(self, name: str) -> int:
+        """End every session of an account; how many there were."""
         with self.lock:
-            return max(0.0, self.locked_until.get(name, 0.0) - time.monotonic())
+            gone = [t for t, s in self.sessions.items() if s.user.name == name]
+            for token in gone:
+                del self.sessions[token]
+        return len(gone)
 
-    def failed(self, name: str) -> None:
+    def _count(self, key: str) -> _Count:
+        found = self.counts.get(key)
+        if found is not None:
+            return found
+        if len(self.counts) >= MAX_COUNTS:
+            now = time.monotonic()
+            for old in [
+                k
+                for k, c in self.counts.items()
+                if c.locked_until <= now
+                and c.last + FORGET_AFTER < now
+                and c.lockouts == 0
+                and not k.endswith(OVERFLOW)
+            ]:
+                del self.counts[old]
+        if len(self.counts) >= MAX_COUNTS:
+            return self.counts.setdefault(_overflow(key), _Count())
+        return self.counts.setdefault(key, _Count())
+
+    def locked(self, name: str, client: str | None = None) -> float:
+        """Seconds until the account (and the address) may try again; 0 if they may now."""
+        now = time.monotonic()
         with self.lock:
-            n = self.failures.get(name, 0) + 1
-            self.failures[name] = n
-            if n >= MAX_FAILURES:
-                k = self.lockouts.get(name, 0)
-                self.lockouts[name] = k + 1
-                self.locked_until[name] = time.monotonic() + LOCKOUT_SECONDS * 2**k
-                self.failures[name] = 0
+            keys = [f"account {name}"] + ([f"client {client}"] if client else [])
+            full = len(self.counts) >= MAX_COUNTS
+            found = [
+                self.counts.get(k) or (self.counts.get(_overflow(k)) if full else None)
+                for k in keys
+            ]
+            until = max((c.locked_until for c in found if c is not None), default=0.0)
+        return max(0.0, until - now)
+
+    def failed(self, name: str, client: str | None = None) -> None:
+        with self.lock:
+            now = time.monotonic()
+            pairs = [(f"account {name}", MAX_FAILURES)]
+            if client:
+                pairs.append((f"client {client}", MAX_CLIENT_FAILURES))
+            for key, limit in pairs:
+                count = self._count(key)
+                count.failures += 1
+                count.last = now
+                if count.failures >= limit:
+                    k = min(count.lockouts, 12)
+                    count.lockouts += 1
+                    count.locked_until = now + min(LOCKOUT_SECONDS * 2**k, 3600.0)
+                    count.failures = 0
+
+
+def _overflow(key: str) -> str:
+    """The count shared by the accounts (or the addresses) past the bound."""
+    return f"{key.split(' ', 1)[0]} {OVERFLOW}"
 
 
 def _page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -129,6 +207,7 @@ def create_app(floor: Floor, guard: Guard | None = None) -> FastAPI:
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     guard = guard or Guard()
+    app.state.guard = guard
     settings = floor.settings
 
     def who_of(request: Request, user: users.User) -> Who:
@@ -149,7 +228,12 @@ def create_app(floor: Floor, guard: Guard | None = None) -> FastAPI:
 
         def wrap(handler: Callable[..., Response]) -> Callable[..., Response]:
             def run(request: Request) -> Response:
-                user = guard.session(request.cookies.get(COOKIE))
+                token = request.cookies.get(COOKIE)
+                user = guard.session(token)
+                if user is not None and users.current(floor, user) is None:
+                    guard.end_user(user.name)  # disabled (or its role changed) since
+                    log.info("a session ended: the account is disabled", who=user.name)
+                    user = None
                 if user is None:
                     if request.url.path.startswith("/api/"):
                         return JSONResponse({"error": "log in first"}, status_code=401)
@@ -212,11 +296,19 @@ def create_app(floor: Floor, guard: Guard | None = None) -> FastAPI:
         name = (form.get("name") or [""])[0].strip()
         password = (form.get("password") or [""])[0]
         target = (form.get("next") or ["/"])[0]
-        if not target.startswith("/") or target.startswith("//"):
+        if not target.startswith("/") or target.startswith("//") or len(target) > 2000:
             target = "/"
         client = request.client.host if request.client else None
+        if len(name) > MAX_NAME or len(password) > MAX_PASSWORD:
+            # No account has such a name: refused as it is, and counted nowhere.
+            shown = f"{name[:32]}… ({len(name)} characters)" if len(name) > MAX_NAME else name
+            who = Who(shown or "(no name)", "-", "web", client)
+            await asyncio.to_thread(
+                log_lookup, floor, who, "login", {}, "refused: name or password too long"
+            )
+            return _page("login.html", 400, next=target, error="Wrong name or password.")
         who = Who(name or "(no name)", "-", "web", client)
-        wait = guard.locked(name)
+        wait = guard.locked(name, client)
         if wait > 0:
             await asyncio.to_thread(log_lookup, floor, who, "login", {}, "refused: locked out")
             return _page(
@@ -227,12 +319,12 @@ def create_app(floor: Floor, guard: Guard | None = None) -> FastAPI:
             )
         user = await asyncio.to_thread(users.authenticate, floor, name, password)
         if user is None:
-            guard.failed(name)
+            guard.failed(name, client)
             await asyncio.to_thread(
                 log_lookup, floor, who, "login", {}, "refused: wrong name or password"
             )
             return _page("login.html", 401, next=target, error="Wrong name or password.")
-        token = guard.start(user)
+        token = guard.start(user, client)
         await asyncio.to_thread(
             log_lookup, floor, Who(user.name, user.role, "web", client), "login", {}, "ok"
         )
@@ -647,18 +739,50 @@ class IndexThread:
 class FloorServer:
     """The web app and the indexer; :meth:`start` in threads (tests), :meth:`run` in front."""
 
-    def __init__(self, floor: Floor, host: str, port: int, *, poll: float = 1.0) -> None:
+    def __init__(
+        self,
+        floor: Floor,
+        host: str,
+        port: int,
+        *,
+        poll: float = 1.0,
+        allowed_hosts: tuple[str, ...] = (),
+        request_timeout: float = REQUEST_TIMEOUT,
+    ) -> None:
         self.floor = floor
         self.indexer = IndexThread(floor, poll)
         app = create_app(floor)
+        self.guard: Guard = app.state.guard
         self.watcher: AlertWatcher = app.state.alert_watcher
-        config = uvicorn.Config(
+
+        def too_large(scope: Any, declared: int | None) -> None:
+            client = scope.get("client")
+            log_lookup(
+                floor,
+                Who("(unread)", "-", "web", client[0] if client else None),
+                str(scope.get("path", "")).strip("/")[:100] or "/",
+                {"length": declared},
+                f"refused: a body over {BODY_LIMIT} bytes",
+            )
+
+        gated = Gate(
             app,
+            names=allowed_names(host, allowed_hosts),
+            body_limit=BODY_LIMIT,
+            on_too_large=too_large,
+        )
+        config = uvicorn.Config(
+            gated,
             host=host,
             port=port,
             log_config=None,
             access_log=False,
             lifespan="off",
+            http=timed_http(request_timeout),
+            proxy_headers=False,  # the client is the connection's address, whatever it says
+            server_header=False,
+            timeout_keep_alive=KEEP_ALIVE_SECONDS,
+            h11_max_incomplete_event_size=16 * 1024,
         )
         self.server = uvicorn.Server(config)
         self.host = host
@@ -699,19 +823,39 @@ class FloorServer:
             self.stop()
 
 
-def serve(floor: Floor, host: str, port: int, *, poll: float = 1.0) -> int:
+def may_change_the_record(floor: Floor) -> bool:
+    """Whether the floor's connection could add to, change or unguard the tables' record."""
+    with floor.engine.connect() as conn:
+        row = conn.exec_driver_sql(
+            "SELECT r.rolsuper OR pg_has_role(c.relowner, 'USAGE') "
+            "OR has_table_privilege('events', 'INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER') "
+            "FROM pg_roles r, pg_class c WHERE r.rolname = current_user "
+            "AND c.oid = to_regclass('events')"
+        ).first()
+    return bool(row is None or row[0])
+
+
+def serve(
+    floor: Floor, host: str, port: int, *, poll: float = 1.0, allowed_hosts: tuple[str, ...] = ()
+) -> int:
     """Serve until Ctrl-C or SIGTERM; prints the address it listens on."""
 
     def stop(_sig: int, _frame: object) -> None:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, stop)
-    server = FloorServer(floor, host, port, poll=poll)
+    server = FloorServer(floor, host, port, poll=poll, allowed_hosts=allowed_hosts)
     try:
         url = server.start()
         print(f"floorctl floor: serving on {url} (time zone {floor.settings.tz_name})", flush=True)
         if not ipaddress.ip_address(host).is_loopback:
             log.warning("the floor's pages are reachable from the network", host=host)
+        if may_change_the_record(floor):
+            log.warning(
+                "the floor's pages connect as a role that can change the record: connect as "
+                "the floor role (floorctl floor init)",
+                db=floor.name,
+            )
         thread = server._thread
         while thread is not None and thread.is_alive():
             thread.join(0.5)

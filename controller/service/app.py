@@ -26,12 +26,21 @@ import uvicorn
 
 from controller.service.config import ServiceConfig
 from controller.service.core import TableService
+from controller.service.errors import StartError
 from controller.service.gate import allowed_names, timed_http
 from controller.service.pin import PinGuard
 from controller.service.sdnotify import Notifier, WatchdogPinger
+from controller.service.startup import (
+    RecorderLock,
+    StartRefused,
+    check_store_is_this_tables,
+    load_table_key,
+    lock_store,
+)
 from controller.service.web import Heartbeat, create_app
 from controller.store.checkpoint import DEFAULT_EVERY, KEEP_ROUNDS
-from controller.store.recorder import Recorder
+from controller.store.clockwatch import FORWARD_BOUND, ClockWatch
+from controller.store.recorder import Recorder, utc_now
 from controller.store.repository import Store
 from controller.store.spool import DEFAULT_RESERVE
 from drivers.shoe.transport import Transport
@@ -39,8 +48,7 @@ from drivers.shoe.transport import Transport
 log = structlog.get_logger("floorctl.run")
 
 
-class StartError(RuntimeError):
-    """The service could not start (the message says what and where)."""
+__all__ = ["StartError", "StartRefused", "Table", "open_table", "serve"]
 
 
 # The screen's connections: idle keep-alive and WebSocket pings (seconds), the largest message
@@ -70,6 +78,7 @@ class Table:
     heartbeat: Heartbeat
     stoppers: list[Callable[[], None]] = field(default_factory=list)
     web: WebSettings = field(default_factory=WebSettings)
+    locks: list[RecorderLock] = field(default_factory=list)  # held on the store while open
 
     def close(self) -> None:
         for stop in reversed(self.stoppers):
@@ -80,6 +89,9 @@ class Table:
         self.stoppers.clear()
         self.service.close()
         self.store.close()
+        for lock in reversed(self.locks):
+            lock.release()
+        self.locks.clear()
 
 
 def stills_dir(store_url: str, spool: Path | None) -> Path | None:
@@ -109,6 +121,9 @@ def open_table(
     keep_rounds: int | None = KEEP_ROUNDS,
     dealers: dict[str, str] | None = None,
     signing_key: str | None = None,
+    clock_forward: float = FORWARD_BOUND,
+    clock: Callable[[], str] = utc_now,
+    watch: ClockWatch | None = None,
 ) -> Table:
     """Open the store, restore (or start) the table, and build its service.
 
@@ -120,37 +135,61 @@ def open_table(
     ``signing_key``: the table's Ed25519 key file (``[store] signing_key``); the table refuses
     to start when it is missing or unreadable, naming it.
     ``keep_rounds``: the settled rounds the engine keeps in memory (None: all).
+    ``clock_forward``: seconds the wall clock may run ahead of the monotonic clock between two
+    events before the step is recorded (``[store] clock_forward_seconds``); ``clock`` and
+    ``watch`` stand in for the wall and monotonic clocks in tests.
     """
-    from controller.store.db import StoreError
+    from controller.store.db import NotThisTable, StoreError
     from controller.store.spool import default_spool
 
-    key = None
-    if signing_key is not None:
-        from controller.store.keys import load_signing_key
+    table_id = str(table_line.get("table_id"))
+    key = load_table_key(signing_key) if signing_key is not None else None
+    locks: list[RecorderLock] = []
 
+    def release() -> None:
+        for lock in reversed(locks):
+            lock.release()
+
+    try:
+        # One recorder per store: a second `floorctl run` is refused here, before it opens
+        # (or migrates) the store, and long before it could serve a screen.
+        file_lock = lock_store(store_url, table_id)
+        if file_lock is not None:
+            locks.append(file_lock)
         try:
-            key = load_signing_key(signing_key)
-        except StoreError as exc:
-            raise StartError(f"[store] signing_key: {exc}") from None
-    try:
-        store = Store.open(store_url)
-    except Exception as exc:
-        raise StartError(f"audit store {store_url}: cannot open: {exc}") from exc
-    try:
-        table_id = str(table_line.get("table_id"))
-        where = default_spool(store, table_id, spool_dir) if spool else None
-        recorder = Recorder.open(
-            store,
-            table_line,
-            spool=where,
-            spool_reserve=spool_reserve,
-            checkpoint_every=checkpoint_every,
-            keep_rounds=keep_rounds,
-            signing_key=key,
-        )
-    except (StoreError, ValueError) as exc:
-        store.close()
-        raise StartError(f"audit store {store.name}: {exc}") from exc
+            store = Store.open(store_url)
+        except Exception as exc:
+            raise StartError(f"audit store {store_url}: cannot open: {exc}") from exc
+        try:
+            server_lock = lock_store(store_url, table_id, store)
+            if server_lock is not None:
+                locks.append(server_lock)
+            check_store_is_this_tables(store, table_id)
+            where = default_spool(store, table_id, spool_dir) if spool else None
+            recorder = Recorder.open(
+                store,
+                table_line,
+                spool=where,
+                spool_reserve=spool_reserve,
+                checkpoint_every=checkpoint_every,
+                keep_rounds=keep_rounds,
+                signing_key=key,
+                clock=clock,
+                watch=watch or ClockWatch(forward_bound=clock_forward),
+            )
+        except NotThisTable as exc:
+            store.close()
+            said = str(exc) if store.name in str(exc) else f"audit store {store.name}: {exc}"
+            raise StartRefused(said) from exc
+        except (StoreError, ValueError) as exc:
+            store.close()
+            raise StartError(f"audit store {store.name}: {exc}") from exc
+        except BaseException:
+            store.close()
+            raise
+    except BaseException:
+        release()
+        raise
     service = TableService(recorder, supervisors=tuple(supervisors), dealers=tuple(dealers or {}))
     service.watch.stills_dir = stills_dir(store_url, where)
     recorder.on_status = service.store_status
@@ -162,7 +201,7 @@ def open_table(
         session_seconds=session_seconds,
         dealers=dict(dealers or {}),
     )
-    return Table(store, recorder, service, guard, Heartbeat())
+    return Table(store, recorder, service, guard, Heartbeat(), locks=locks)
 
 
 def build_from_config(cfg: ServiceConfig, *, shoe_port: Transport | None = None) -> Table:
@@ -179,6 +218,7 @@ def build_from_config(cfg: ServiceConfig, *, shoe_port: Transport | None = None)
         checkpoint_every=cfg.store.checkpoint_every,
         dealers=cfg.dealers,
         signing_key=cfg.store.signing_key,
+        clock_forward=cfg.store.clock_forward_seconds,
     )
     table.web = WebSettings(
         allowed_hosts=cfg.ui.allowed_hosts,

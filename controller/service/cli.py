@@ -118,6 +118,15 @@ def _run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"floorctl run: {exc}", file=sys.stderr)
         return 2
+    if cfg.store.signing_key is not None:
+        from controller.service.startup import key_problem
+
+        problem = key_problem(cfg.store.signing_key)
+        if problem is None:
+            problem = _key_unusable(cfg.store.signing_key)
+        if problem is not None:
+            print(f"floorctl run: {cfg.path}: [store] signing_key: {problem}", file=sys.stderr)
+            return 2
     if args.check:
         print(f"{cfg.path}: good (table {cfg.setup.table_id}, {cfg.setup.game})")
         if not args.devices:
@@ -142,14 +151,25 @@ def _run(args: argparse.Namespace) -> int:
         table = build_from_config(cfg, shoe_port=shoe_port)
     except StartError as exc:
         print(f"floorctl run: {exc}", file=sys.stderr)
-        return 1
+        return exc.exit_code
     try:
         return asyncio.run(serve(table, cfg.ui.host, cfg.ui.port))
     except StartError as exc:
         print(f"floorctl run: {exc}", file=sys.stderr)
-        return 1
+        return exc.exit_code
     finally:
         table.close()
+
+
+def _key_unusable(path: str) -> str | None:
+    """Why the signing key file, safe as a file, does not hold a usable key (or None)."""
+    from controller.service.startup import StartRefused, load_table_key
+
+    try:
+        load_table_key(path)
+    except StartRefused as exc:
+        return str(exc).removeprefix("[store] signing_key: ")
+    return None
 
 
 def _open_shoe_port(cfg: ServiceConfig) -> Transport | None:

@@ -88,6 +88,7 @@ class StoreConfig:
     spool_reserve_kib: int = 1024  # kept allocated in the spool for a full disk
     signing_key: str | None = None  # the table's Ed25519 key (floorctl keygen): signed heads
     checkpoint_every: int = 2000  # events between checkpoints of the table's state, at most
+    clock_forward_seconds: float = 120.0  # a wall clock further ahead is recorded as a step
 
 
 @dataclass(frozen=True)
@@ -254,6 +255,7 @@ _STORE: Spec = {
     "spool_reserve_kib": (_int_range(16, 1 << 20, "a size in KiB"), 1024),
     "signing_key": (_key_file, None),
     "checkpoint_every": (_int_range(100, 1_000_000, "a number of events"), 2000),
+    "clock_forward_seconds": (_seconds(5, 86_400), 120.0),
 }
 _LOG: Spec = {"level": (_level, "info")}
 _TABLE_KEYS = ("table_id", "game", "boxes", "decks", "min_bet", "max_bet", "rules")

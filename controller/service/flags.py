@@ -31,6 +31,10 @@ _REFUSALS = frozenset(
     {"turn", "9", "10.1", "10.2", "10.3", "10.4", "12.1", "12.3", "12.4", "12.8", "13.1", "13.3"}
     | {"13.4", "15.3", "11.1", "11.3", "11.4", "insurance", "surrender", "rescue"}
 )
+_CLOCK_WORDS = (
+    "The table's clock was changed while it was recording. Play is not affected: the record "
+    "keeps every event in the order it happened, and notes the change."
+)
 _MISREAD_WORDS = (
     "Every card that leaves the shoe is recorded: a card the reader cannot read is entered "
     "by hand before play goes on."
@@ -68,6 +72,8 @@ def banner(
     who = needs(rule, event_type)
     if kind == "shoe:misread":
         words = _MISREAD_WORDS
+    elif kind == "clock" and not words:
+        words = _CLOCK_WORDS
     return {
         **flag,
         "case": kind,
@@ -148,6 +154,7 @@ _DIRECTIONS = {
     "6.1:inspect_end": "Set this deck aside: the supervisor removes the ten before it is used.",
     "6.1:shuffle": "Stop: the supervisor checks the decks loaded before any card is dealt.",
     "limits": "Refused: hand the wager back; it must be within the table's limits.",
+    "clock": "Play on; tell the supervisor, who has the table's clock checked.",
     "dealer": "Complete the dealer's hand first; only then the next round's wagers.",
     "shoe": "Call the supervisor: the shoe's cards do not add up.",
     "shoe:misread": (

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
 import h11
@@ -79,11 +79,13 @@ class Gate:
         names: frozenset[str],
         https: bool = False,
         body_limit: int = BODY_LIMIT,
+        on_too_large: Callable[[Scope, int | None], None] | None = None,
     ) -> None:
         self.app = app
         self.names = names
         self.schemes = ("http", "https") if https else ("http",)
         self.body_limit = body_limit
+        self.on_too_large = on_too_large  # (scope, declared length); run in a thread
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -123,6 +125,7 @@ class Gate:
         """The whole request body, or None once refused (too large) or the client left."""
         declared = next((v for k, v in scope["headers"] if k == b"content-length"), None)
         if declared is not None and (not declared.isdigit() or int(declared) > self.body_limit):
+            await self._too_large(scope, int(declared) if declared.isdigit() else None)
             await _refuse("http", receive, send, 413, f"body over {self.body_limit} bytes")
             return None
         chunks: list[bytes] = []
@@ -134,11 +137,26 @@ class Gate:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.body_limit:
+                await self._too_large(scope, None)
                 await _refuse("http", receive, send, 413, f"body over {self.body_limit} bytes")
                 return None
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
+
+    async def _too_large(self, scope: Scope, declared: int | None) -> None:
+        client = scope.get("client")
+        log.warning(
+            "request body over the limit refused",
+            path=str(scope.get("path", ""))[:100],
+            client=client[0] if client else None,
+            length=declared,
+        )
+        if self.on_too_large is not None:
+            try:
+                await asyncio.to_thread(self.on_too_large, scope, declared)
+            except Exception as exc:  # the refusal stands whatever the hook does
+                log.error("could not note a refused request", error=str(exc))
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -7,6 +7,10 @@ are not trusted unless a proxy is configured), for supervisors and dealers apart
 own right PIN never clears a count of wrong supervisor PINs. The counts are bounded: past
 :data:`MAX_CLIENTS` addresses with failures on record, every further address shares one count,
 so many addresses buy an attacker no more guesses than one.
+
+Wrong PINs are counted per id as well (each supervisor's, each dealer's; ids not in the config
+share one count), and either count locks: behind a trusted proxy, where the address is what
+the proxy says, a new ``X-Forwarded-For`` on every guess still meets the id's count.
 """
 
 from __future__ import annotations
@@ -102,6 +106,7 @@ class PinGuard:
     clock: Callable[[], float] = time.monotonic
     dealers: dict[str, str] = field(default_factory=dict)  # id -> stored hash
     _attempts: dict[str, _Attempts] = field(default_factory=dict)
+    _ids: dict[str, _Attempts] = field(default_factory=dict)  # per id (bounded by the config)
     _sessions: dict[str, Session] = field(default_factory=dict)
 
     def login(self, supervisor: str, pin: str, client: str) -> LoginResult:
@@ -126,12 +131,14 @@ class PinGuard:
         now = self.clock()
         key = f"{role} {client}"
         state = self._bucket(key, role, now)
-        if state.locked_until > now:
-            return LoginResult(
-                ok=False, retry_after=state.locked_until - now, reason="too many wrong PINs"
-            )
         who = _canonical(book, who)
         stored = book.get(who)
+        by_id = self._ids.setdefault(
+            f"{role} {who if stored is not None else OVERFLOW}", _Attempts()
+        )
+        locked = max(state.locked_until, by_id.locked_until)
+        if locked > now:
+            return LoginResult(ok=False, retry_after=locked - now, reason="too many wrong PINs")
         # Check a PIN even for an unknown id so timing does not reveal valid ids.
         if stored is None:
             verify_pin(pin, next(iter(book.values()), _DUMMY))
@@ -141,17 +148,22 @@ class PinGuard:
         if ok:
             if self._attempts.get(key) is state:
                 del self._attempts[key]  # a success clears the count (not the shared one)
+            by_id.failures = 0
             return LoginResult(ok=True, who=who)
-        state.failures += 1
-        state.last = now
-        if state.failures >= self.max_attempts:
-            state.failures = 0
-            # Doubling, capped at an hour (the exponent too: a long attack must not overflow).
-            duration = min(self.lockout_seconds * (2 ** min(state.lockouts, 32)), 3600.0)
-            state.lockouts += 1
-            state.locked_until = now + duration
-            return LoginResult(ok=False, retry_after=duration, reason="too many wrong PINs")
-        left = self.max_attempts - state.failures
+        locked_for = 0.0
+        for count in (state, by_id):
+            count.failures += 1
+            count.last = now
+            if count.failures >= self.max_attempts:
+                count.failures = 0
+                # Doubling, capped at an hour (the exponent too: a long attack must not overflow).
+                duration = min(self.lockout_seconds * (2 ** min(count.lockouts, 32)), 3600.0)
+                count.lockouts += 1
+                count.locked_until = now + duration
+                locked_for = max(locked_for, duration)
+        if locked_for > 0:
+            return LoginResult(ok=False, retry_after=locked_for, reason="too many wrong PINs")
+        left = self.max_attempts - max(state.failures, by_id.failures)
         return LoginResult(ok=False, reason=f"wrong {role} or PIN ({left} tries left)")
 
     def _bucket(self, key: str, role: str, now: float) -> _Attempts:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,6 +79,8 @@ def _verify(args: argparse.Namespace) -> int:
         return _error("verify", "give either --db URL or an export DIR")
     if (args.witness or args.unsigned_tail_ok) and not args.key:
         return _error("verify", "--witness and --unsigned-tail-ok go with --key table.pub")
+    if (args.tail_seconds or args.tail_events) and not args.unsigned_tail_ok:
+        return _error("verify", "--tail-seconds and --tail-events go with --unsigned-tail-ok")
     if args.witness and args.dir is not None:
         return _error("verify", "--witness checks a store: give --db URL")
     key = None
@@ -98,7 +101,13 @@ def _verify(args: argparse.Namespace) -> int:
                 from controller.store.signed import check_export_signed
 
                 report.problem = check_export_signed(Path(args.dir), key)
-                signed.append(f"manifest and heads signed by key {key.key_id[:16]}…")
+                if (Path(args.dir) / "manifest.sig").exists():
+                    signed.append(f"manifest and heads signed by key {key.key_id[:16]}…")
+                else:
+                    signed.append(
+                        f"events under heads signed by key {key.key_id[:16]}…; every other "
+                        "file made again from them (the manifest itself is not signed)"
+                    )
         else:
             from controller.store.verify import verify_store
 
@@ -122,19 +131,24 @@ def _verify_signed(
 ) -> list[str]:
     """``verify --db --key [--witness]``: sets the report's problem; lines to print if OK."""
     from controller.store.repository import Store
-    from controller.store.signed import heads_summary, verify_signed
+    from controller.store.signed import TailBound, heads_summary, verify_signed
 
     ids = [t.table_id for t in report.tables]
+    bound = TailBound()
+    if args.tail_seconds is not None:
+        bound = replace(bound, seconds=args.tail_seconds)
+    if args.tail_events is not None:
+        bound = replace(bound, events=args.tail_events)
     lines = [f"table {t}: {heads_summary(store, t)}, key {key.key_id[:16]}…" for t in ids]
     lines.append("insert-only triggers: all in force")
     if args.witness:
         with Store.open(args.witness, create=False) as floor:
             report.problem = verify_signed(
-                store, ids, key, witness=floor, tail_ok=args.unsigned_tail_ok
+                store, ids, key, witness=floor, tail_ok=args.unsigned_tail_ok, tail=bound
             )
             lines.append(f"witness {floor.name}: the log holds all it witnessed")
     else:
-        report.problem = verify_signed(store, ids, key, tail_ok=args.unsigned_tail_ok)
+        report.problem = verify_signed(store, ids, key, tail_ok=args.unsigned_tail_ok, tail=bound)
     return lines
 
 
@@ -200,6 +214,12 @@ def _ship(args: argparse.Namespace) -> int:
                 table_ids=[args.table] if args.table else None,
                 batch_size=args.batch,
             )
+            inbox = False
+            if dst.dialect == "postgresql":
+                from controller.store.roles import in_inbox
+
+                with dst.engine.connect() as conn:
+                    inbox = in_inbox(conn)
     except ShipRefused as exc:
         print(f"floorctl ship: refused: {exc}", file=sys.stderr)
         return 1
@@ -213,6 +233,11 @@ def _ship(args: argparse.Namespace) -> int:
         print(
             f"table {table_id}: {copied} events copied (and {report.signed.get(table_id, 0)} "
             f"signed heads); floor head event {seq} {digest}"
+        )
+    if inbox and report.copied:
+        print(
+            "shipped into the floor's inbox: the floor takes into its record what the table's "
+            "registered key signed (floorctl floor ingest)"
         )
     for table_id in report.unchecked:
         print(
@@ -257,7 +282,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--unsigned-tail-ok",
         action="store_true",
-        help="with --key: accept events after the last signed head (a table still playing)",
+        help="with --key: accept events after the last signed head (a table still playing), "
+        "at most --tail-events of them, the first recorded at most --tail-seconds ago",
+    )
+    p.add_argument(
+        "--tail-seconds",
+        type=argtypes.positive_float,
+        default=None,
+        metavar="S",
+        help="with --unsigned-tail-ok: the oldest unsigned event's age (default 60; 15 s more "
+        "are allowed for the signing timer)",
+    )
+    p.add_argument(
+        "--tail-events",
+        type=argtypes.positive_int,
+        default=None,
+        metavar="N",
+        help="with --unsigned-tail-ok: the most unsigned events (default 200)",
     )
     p.set_defaults(func=_verify)
 

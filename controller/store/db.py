@@ -37,6 +37,11 @@ class StoreError(Exception):
     """The store cannot be used as asked (bad URL, integrity fault, diverged copy)."""
 
 
+class NotThisTable(StoreError):
+    """The store's log is not the one this table writes: another table line, or heads
+    signed by another key (a store copied from another table, or the wrong config)."""
+
+
 class StoreUnavailable(StoreError):
     """The database refused a write for now (locked, disk full, connection lost)."""
 

@@ -30,7 +30,7 @@ import structlog
 
 from controller.store.canonical import GENESIS, canonical_json
 from controller.store.chain import Problem
-from controller.store.db import StoreError
+from controller.store.db import NotThisTable, StoreError
 from controller.store.keys import PublicKey, SigningKey
 from controller.store.merkle import Frontier, leaf_hash
 from controller.store.repository import Store
@@ -196,9 +196,10 @@ class HeadLog:
         if head is None:
             return Frontier()
         if head.key_id != self.key.key_id:
-            raise StoreError(
-                f"{self.store.name}: table {self.table_id}'s log is signed by key "
-                f"{head.key_id[:16]}…, not by the configured signing key {self.key.key_id[:16]}…"
+            raise NotThisTable(
+                f"table {self.table_id}'s log is signed by key {head.key_id[:16]}…, not by "
+                f"the configured signing key {self.key.key_id[:16]}… ({self.key.source}): "
+                "the store or the key belongs to another table"
             )
         frontier = frontier_of(head)
         if frontier is None:  # rebuilt from the events; it must give the signed root

@@ -42,6 +42,7 @@ from sqlalchemy.exc import IntegrityError
 from controller.engine import Applied, Table
 from controller.store import checkpoint
 from controller.store.canonical import GENESIS, ChainRecord
+from controller.store.clockwatch import ClockWatch, Step
 from controller.store.db import StoreDown, StoreError, describe, is_transient
 from controller.store.fold import Fold, event_body, setup_body
 from controller.store.repository import Derived, Store, table_row_for
@@ -124,6 +125,7 @@ class Recorder:
         retry_every: float | None,
         checkpoints: checkpoint.Checkpointer | None = None,
         keep_rounds: int | None = checkpoint.KEEP_ROUNDS,
+        watch: ClockWatch | None = None,
     ) -> None:
         self.store = store
         self.writer: Writer = store.writer()
@@ -132,6 +134,8 @@ class Recorder:
         self._seq, self._hash = head
         self.spool = spool
         self.clock = clock
+        self.watch = watch or ClockWatch()  # the wall clock against the monotonic one
+        self._watch_restored = True  # False: the watch still lacks the last stored event's time
         self.on_status = on_status
         self.retry_every = retry_every
         # Checkpoints are the last restored from, or the head: the next is due from there.
@@ -175,6 +179,7 @@ class Recorder:
         head_every: float | None = None,
         checkpoint_every: int = checkpoint.DEFAULT_EVERY,
         keep_rounds: int | None = checkpoint.KEEP_ROUNDS,
+        watch: ClockWatch | None = None,
     ) -> Recorder:
         """Start a new table from its table line, or restart one from the store.
 
@@ -191,6 +196,9 @@ class Recorder:
         With ``signing_key`` the recorder appends signed heads of the table's Merkle log (see
         :mod:`controller.store.heads`): at each round's end, once an event has waited
         ``head_every`` seconds (default ``HEAD_EVERY``, 60), and at close.
+
+        ``watch``: how the wall clock is watched (:mod:`controller.store.clockwatch`; tests
+        give one with a fake monotonic clock).
         """
         body: dict[str, Any] | None = None
         if table_line is not None:
@@ -215,6 +223,7 @@ class Recorder:
                 retry_every=retry_every,
                 checkpoints=checkpoint.Checkpointer(checkpoint_every),
                 keep_rounds=keep_rounds,
+                watch=watch,
             )
             if signing_key is not None:
                 from controller.store.heads import HEAD_EVERY, HeadLog
@@ -237,6 +246,8 @@ class Recorder:
             if rec._seq < 0:
                 assert body is not None
                 rec._start(body)
+            else:
+                rec._watch_restored = False  # read at the first event (a restart reads no more)
         except BaseException:
             if opened is not None:
                 opened.close()
@@ -320,6 +331,14 @@ class Recorder:
             self._table_row = row
             self._enter("spooling", describe(exc))
         self._seq, self._hash = 0, record.hash
+        self.watch.restored(record.recorded_at)
+
+    def _last_recorded_at(self) -> str | None:
+        """When the newest durable event was recorded (the spool's, else the database's)."""
+        if self._pending:
+            return self._pending[-1][0].recorded_at
+        stored = self.store.records(self.table_id, after=self._seq - 1, upto=self._seq)
+        return stored[-1].recorded_at if stored else None
 
     # ----- recording ----------------------------------------------------------------------
 
@@ -349,6 +368,39 @@ class Recorder:
             self._deliver()
 
     def _record(self, event: Mapping[str, Any], recorded_at: str | None) -> Recorded:
+        """Record at ``recorded_at`` as given (an import), or at the wall clock's time, after a
+        ``clock`` event if the wall clock was stepped since the last event."""
+        with self._lock:
+            if recorded_at is not None:
+                done = self._record_one(event, recorded_at)
+                self.watch.restored(recorded_at)
+                return done
+            if not self._watch_restored:
+                self._watch_restored = True
+                self.watch.restored(self._last_recorded_at())
+            step, stamp, mono = self.watch.check(self.clock())
+            if step is not None:
+                self._record_step(step)
+                self.watch.seen(step.now, mono)
+            done = self._record_one(event, stamp)
+            self.watch.seen(stamp, mono)
+            return done
+
+    def _record_step(self, step: Step) -> None:
+        """The wall clock was stepped: said in the log, and in the record as a ``clock``
+        event (whose flag the dealer's screen shows) before the event that found it."""
+        log.warning(
+            "the wall clock was stepped: recorded as a clock event",
+            table=self.table_id,
+            way="back" if step.back else "forward",
+            step_seconds=round(step.step, 3),
+            last_event_at=step.was,
+            now=step.now,
+            elapsed=None if step.elapsed is None else round(step.elapsed, 3),
+        )
+        self._record_one(step.event(), step.now)
+
+    def _record_one(self, event: Mapping[str, Any], recorded_at: str) -> Recorded:
         with self._lock:
             if self._closed:
                 raise StoreError(f"table {self.table_id}: the recorder is closed")
@@ -371,9 +423,7 @@ class Recorder:
                     "no earlier event"
                 )
             body, taken = self.checkpoints.prepare(self.fold, body)
-            record = ChainRecord.make(
-                self.table_id, seq, body, self._hash, recorded_at or self.clock(), corrects
-            )
+            record = ChainRecord.make(self.table_id, seq, body, self._hash, recorded_at, corrects)
             if self._state == "spooling":
                 # Durable first, then applied: a spool that refuses leaves nothing to take back.
                 problem = self._spool_write([record])

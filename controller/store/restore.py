@@ -15,7 +15,7 @@ from controller.events import ScenarioError
 from controller.store import checkpoint
 from controller.store.canonical import GENESIS, ChainRecord
 from controller.store.chain import check_chain
-from controller.store.db import StoreError, describe
+from controller.store.db import NotThisTable, StoreError, describe
 from controller.store.fold import Fold, same_setup
 from controller.store.repository import Store
 
@@ -58,7 +58,7 @@ def replay_table(
         if record.seq == 0:
             stored = record.event()
             if body is not None and not same_setup(stored, body):
-                raise StoreError(
+                raise NotThisTable(
                     f"{store.name}: table {table_id} is stored with the table line "
                     f"{record.body}, not {json.dumps(body, default=str)}"
                 )

@@ -34,6 +34,7 @@ from controller.store.heads import (
 from controller.store.keys import PublicKey, public_key_from_pem
 from controller.store.merkle import Frontier
 from controller.store.repository import Store
+from controller.store.roles import inbox_of
 from controller.store.schema import HEADS, TABLE_KEYS
 
 
@@ -61,20 +62,21 @@ def register_key(store: Store, table_id: str, key: PublicKey, by: str) -> None:
     """Register a table's public key on the floor, once; raises StoreError if it already is."""
     if not by.strip():
         raise StoreError("a table's key is registered by a named supervisor (--by NAME)")
+    row = {
+        "table_id": table_id,
+        "key_id": key.key_id,
+        "public_key": key.pem(),
+        "registered_by": by,
+        "registered_at": _now(),
+    }
     try:
         with store.engine.begin() as conn:
-            conn.execute(
-                sa.insert(TABLE_KEYS),
-                [
-                    {
-                        "table_id": table_id,
-                        "key_id": key.key_id,
-                        "public_key": key.pem(),
-                        "registered_by": by,
-                        "registered_at": _now(),
-                    }
-                ],
-            )
+            conn.execute(sa.insert(TABLE_KEYS), [row])
+            # A floor prepared with `floor init` keeps a copy in the tables' inbox, where the
+            # tables' own roles read it (ship checks a log with it before sending).
+            inbox = inbox_of(conn) if store.dialect == "postgresql" else None
+            if inbox is not None:
+                conn.execute(sa.insert(TABLE_KEYS.to_metadata(sa.MetaData(), schema=inbox)), [row])
     except IntegrityError:
         held = registered_key(store, table_id)
         same = held is not None and held.key_id == key.key_id

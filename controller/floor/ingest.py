@@ -1,0 +1,110 @@
+"""``floorctl floor ingest``: take into the floor's log what each table's key signed.
+
+On a floor prepared with ``floorctl floor init``, a table ships (or records) as a role of its
+own into the floor's *inbox*, a schema beside the log holding the same tables, where row-level
+security lets it read and add only its own table's rows. Nothing in the inbox is the floor's
+record: no page, report or ``verify`` of the floor reads it.
+
+The ingest moves each table's events from its inbox to the log, as ``ship`` moves them from a
+table PC, with every check ``ship`` makes: the chain from the floor's last event, every
+derived row against a replay, and every head against the key registered for that table —
+only the events under the last head that key signed go over. A table with no registered key,
+or whose inbox does not check, is refused and its inbox left as it is (quarantined: the floor
+shows nothing of it, and says why in the ingest's log); the other tables go on.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+import structlog
+from sqlalchemy.exc import DBAPIError
+
+from controller.store.db import PG_CONNECT_ARGS, StoreError, describe, normalize_url, safe_url
+from controller.store.heads import last_head
+from controller.store.repository import Store
+from controller.store.roles import inbox_of
+from controller.store.ship import ship
+from controller.store.witness import registered_key
+
+log = structlog.get_logger("floorctl.floor")
+
+
+@dataclass
+class IngestReport:
+    taken: dict[str, tuple[int, int]] = field(default_factory=dict)  # table -> (events, head)
+    refused: dict[str, str] = field(default_factory=dict)  # table -> why
+
+
+def open_inbox(url: str) -> tuple[Store, Store]:
+    """The floor's log and its inbox, both as the role ``url`` names."""
+    log_store = Store.open(url, create=False)
+    try:
+        if log_store.dialect != "postgresql":
+            raise StoreError(f"database {safe_url(url)}: the floor is a PostgreSQL database")
+        with log_store.engine.connect() as conn:
+            inbox = inbox_of(conn)
+        if inbox is None:
+            raise StoreError(
+                f"database {safe_url(url)} has no inbox: prepare it with floorctl floor init"
+            )
+    except Exception:
+        log_store.close()
+        raise
+    engine = sa.create_engine(
+        normalize_url(url),
+        pool_pre_ping=True,
+        connect_args={**PG_CONNECT_ARGS, "options": f"-csearch_path={inbox}"},
+    )
+    return log_store, Store(engine, url)
+
+
+def ingest(url: str, tables: list[str] | None = None) -> IngestReport:
+    """One pass over every table's inbox (or ``tables``')."""
+    report = IngestReport()
+    floor, inbox = open_inbox(url)
+    try:
+        for table_id in tables if tables is not None else inbox.table_ids():
+            try:
+                if registered_key(floor, table_id) is None:
+                    raise StoreError("no key is registered for it (floorctl floor register-key)")
+                if _nothing_new(inbox, floor, table_id):
+                    held = floor.head(table_id)
+                    report.taken[table_id] = (0, -1 if held is None else held[0])
+                    continue
+                done = ship(inbox, floor, table_ids=[table_id])
+            except (StoreError, DBAPIError) as exc:
+                why = describe(exc) if isinstance(exc, DBAPIError) else str(exc)
+                report.refused[table_id] = why
+                log.error("inbox refused: nothing of it taken in", table=table_id, why=why)
+                continue
+            count, head = done.copied.get(table_id, 0), done.heads[table_id][0]
+            report.taken[table_id] = (count, head)
+            if count:
+                log.info("taken in", table=table_id, events=count, upto=head)
+    finally:
+        floor.close()
+        inbox.close()
+    return report
+
+
+def _nothing_new(inbox: Store, floor: Store, table_id: str) -> bool:
+    """Whether the floor already holds the table's inbox up to its last event and head (two
+    index probes a table: an idle pass reads nothing else)."""
+    theirs, ours = inbox.head(table_id), floor.head(table_id)
+    if theirs is None or theirs != ours:
+        return False
+    a, b = last_head(inbox, table_id), last_head(floor, table_id)
+    return a is not None and b is not None and a.seq == b.seq
+
+
+def follow(url: str, every: float, tables: list[str] | None = None) -> None:
+    """Ingest every ``every`` seconds until stopped; a failed pass is logged and retried."""
+    while True:
+        try:
+            ingest(url, tables)
+        except (StoreError, DBAPIError) as exc:
+            log.error("ingest failed", error=describe(exc))
+        time.sleep(every)
