@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
@@ -67,6 +68,7 @@ class CameraFeed:
         # The last frame handed on: when it was read (monotonic), and whether every box was
         # then reported as it stands (``StabilityTracker.settled``) by a working camera.
         self._reported: tuple[float, bool, bool] = (0.0, False, False)
+        self._read_at: deque[float] = deque(maxlen=256)  # when the last frames were read
         self.name = name
         self.counted = counted  # boxes a counting camera covers: watched, not counted
         self._armed: bool | None = None  # as the service last asked (None: not yet)
@@ -98,6 +100,10 @@ class CameraFeed:
         if self.service.device("camera").state not in ("ok", "connected"):
             return True
         return started > since and (settled or not ok)
+
+    def frames_since(self, since: float) -> int:
+        """How many frames this camera has read and handed on since ``since``."""
+        return sum(1 for t in list(self._read_at) if t > since)
 
     def _open(self) -> CameraMonitor | None:
         try:
@@ -155,6 +161,7 @@ class CameraFeed:
             unsure = self.monitor.tracker.unsure if status.ok else {}
             self.service.camera_unsure({b: r for b, r in unsure.items() if b not in self.counted})
             self._reported = (started, status.ok, status.ok and self.monitor.tracker.settled())
+            self._read_at.append(started)
             spare = self.min_period - (time.monotonic() - started)
             if spare > 0:
                 self._stop.wait(spare)

@@ -75,8 +75,12 @@ KEPT_SOURCES = frozenset({"shoe"})
 # The devices a supervisor may put in manual mode, and the states in which each is back.
 MANUAL_DEVICES = ("shoe", "camera")
 DEVICE_UP = frozenset({"ok", "connected"})
-# How long "no more bets" waits, at most, for the cameras to report the boxes as they stand.
-CAMERA_WAIT = 5.0
+# How long "no more bets" waits for the cameras to report the boxes as they stand: at least
+# CAMERA_WAIT seconds; longer, up to CAMERA_WAIT_MAX, for a camera still working through its
+# first CAMERA_FRAMES frames after the call (a slow or loaded camera is not cut short).
+CAMERA_WAIT = 10.0
+CAMERA_FRAMES = 24
+CAMERA_WAIT_MAX = 40.0
 
 
 class Camera(Protocol):
@@ -86,6 +90,10 @@ class Camera(Protocol):
 
     def reported_since(self, since: float) -> bool:
         """Whether it has reported every box as it stands in a frame read after ``since``."""
+        ...
+
+    def frames_since(self, since: float) -> int:
+        """How many frames it has read (and handed on) since ``since``."""
         ...
 
 
@@ -191,6 +199,8 @@ class TableService:
         # The overhead camera's changes after "no more bets", judged against the round (5.5).
         self.watch = WatchDesk(self)
         self.camera_wait = CAMERA_WAIT
+        self.camera_frames = CAMERA_FRAMES
+        self.camera_wait_max = CAMERA_WAIT_MAX
         # "No more bets" called, waiting for the cameras: since when, and which (the screen).
         self.closing: dict[str, Any] | None = None
         self.seq = event_log.seq
@@ -643,12 +653,14 @@ class TableService:
         with self._side_lock:
             self.cameras.append(camera)
 
-    def await_cameras(self, timeout: float | None = None) -> list[str]:
-        """Wait (at most ``timeout``, default ``camera_wait`` seconds) until every camera has
-        reported the boxes as they stand in a frame read after this call: a wager placed
-        just before "no more bets" is then the box's wager, not a change after it. The screen
-        shows the wait meanwhile. Returns the cameras that did not report in time."""
-        limit = self.camera_wait if timeout is None else timeout
+    def await_cameras(self) -> list[str]:
+        """Wait until every camera has reported the boxes as they stand in a frame read after
+        this call: a wager placed just before "no more bets" is then the box's wager, not a
+        change after it. The wait is bounded: ``camera_wait`` seconds, or longer (up to
+        ``camera_wait_max``) for a camera that has not yet read ``camera_frames`` frames since
+        the call. The screen shows the wait meanwhile. Returns the cameras that did not
+        report in time."""
+        limit = self.camera_wait
         since = time.monotonic()
         with self._side_lock:
             cameras = list(self.cameras)
@@ -659,10 +671,16 @@ class TableService:
             self.closing = {"since": self.clock(), "cameras": [c.name for c in waiting]}
         self._notify()
         try:
-            deadline = since + limit
-            while waiting and time.monotonic() < deadline:
+            while waiting:
                 time.sleep(0.02)
                 waiting = [c for c in waiting if not c.reported_since(since)]
+                spent = time.monotonic() - since
+                if spent >= self.camera_wait_max:
+                    break
+                if spent >= limit and all(
+                    c.frames_since(since) >= self.camera_frames for c in waiting
+                ):
+                    break
         finally:
             with self._side_lock:
                 self.closing = None
@@ -671,7 +689,7 @@ class TableService:
             log.warning(
                 "no more bets: a camera did not report the boxes in time",
                 cameras=[c.name for c in waiting],
-                seconds=limit,
+                seconds=round(time.monotonic() - since, 1),
             )
         return [c.name for c in waiting]
 

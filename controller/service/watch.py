@@ -53,14 +53,23 @@ class _Held:
 
 
 def signature(view: TableView, box: int) -> tuple[Any, ...] | None:
-    """What of a box's state moves its chips: hands, doubles, insurance, surrender, void, the
-    hands ended by a natural or a bust (None: the box is not in the round)."""
+    """What of a box's state moves its chips: a split (its hands), doubles, naturals paid,
+    busts collected, insurance, surrender, a void (None: the box is not in the round). The
+    deal itself moves none."""
     rnd = view.round
     found = rnd.box(box) if rnd is not None else None
     if found is None:
         return None
-    hands = tuple((h.doubled, h.natural, h.total > 21, h.wagers) for h in found.hands)
-    return (hands, found.insurance, found.surrendered, found.void, found.bets)
+    hands = found.hands
+    return (
+        max(len(hands), 1),
+        sum(h.doubled for h in hands),
+        sum(h.natural for h in hands),
+        sum(h.total > 21 for h in hands),
+        len(found.insurance),
+        found.surrendered,
+        found.void,
+    )
 
 
 class WatchDesk:

@@ -77,7 +77,9 @@ class CameraMonitor:
         if unreadable * 2 > len(reading.boxes):
             self.layout.search_next()  # look for the layout again next frame
         self.last_reports = self.tracker.update(reading)
-        self.changes = self.watcher.update(frame, reading, self.detector.patches)
+        self.changes = self.watcher.update(
+            frame, reading, self.detector.patches, self.detector.white
+        )
         now = self.clock()
         return [wager_seen_event(r, time=now) for r in self.last_reports]
 
