@@ -205,8 +205,10 @@ def main() -> None:
     wall = time.monotonic() - start
     print()
     print(f"tier {args.tier}, seed {args.seed}, 1280x720, {rounds} rounds, {steps} frames read")
-    print(f"real changes after no more bets caught: {caught}/{real}" + (f" ({caught / real:.0%})" if real else ""))
-    print(f"false 5.5 alarms: {false} in {rounds} rounds = {1000 * false / max(rounds, 1):.0f} per 1,000 rounds")
+    share = f" ({caught / real:.0%})" if real else ""
+    print(f"real changes after no more bets caught: {caught}/{real}{share}")
+    per = 1000 * false / max(rounds, 1)
+    print(f"false 5.5 alarms: {false} in {rounds} rounds = {per:.0f} per 1,000 rounds")
     print(f"hand frames: {hand_frames}, boxes seen covered in them: {covered_frames}")
     print(f"renderings {frames.n}; wall {wall:.0f} s; CPU {time.process_time() - cpu:.0f} s")
 

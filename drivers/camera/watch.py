@@ -150,10 +150,11 @@ class Watcher:
             st = self.state[box]
             got = patches.get(box)
             box_reading = reading.boxes.get(box)
-            view = self._views.get(box)
-            if got is None or box_reading is None or view is None:
+            kept = self._views.get(box)
+            if got is None or box_reading is None or kept is None:
                 st.last, st.still, st.covered = None, 0, True
                 continue
+            view = kept
             refl = got[0] if white is None or view is got[1] else _sample(frame, view, white)
             image = _reduce(refl)
             covered = _covered(box_reading)
@@ -326,7 +327,7 @@ def _aligned(a: F32Array, b: F32Array, cloth: npt.NDArray[np.bool_]) -> F32Array
                 best, best_cost = (dx, dy), cost
     if best == (0, 0):
         return b
-    matrix = np.float32([[1, 0, best[0]], [0, 1, best[1]]])
+    matrix = np.array([[1, 0, best[0]], [0, 1, best[1]]], np.float32)
     moved = cv2.warpAffine(
         b,
         matrix,
