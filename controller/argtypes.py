@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from decimal import Decimal, InvalidOperation
 
 
 def _whole(text: str) -> int:
@@ -53,4 +54,17 @@ def non_negative_float(text: str) -> float:
     value = _real(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is negative")
+    return value
+
+
+def money(text: str) -> Decimal:
+    """An amount of money above 0, in dollars and cents (``25``, ``12.50``)."""
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an amount") from None
+    if not value.is_finite() or value <= 0 or value > 10**9:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an amount (above 0, up to 1e9)")
+    if value != value.quantize(Decimal("0.01")):
+        raise argparse.ArgumentTypeError(f"{text!r} has more than cents")
     return value

@@ -60,6 +60,8 @@ class Event:
     reason: str | None = None
     flag_event: int | None = None
     rule: str | None = None
+    kind: str | None = None
+    slip: str | None = None
     was: str | None = None
     now: str | None = None
     elapsed: Decimal | None = None
@@ -333,6 +335,53 @@ def _rule(v: Any) -> str:
     return v
 
 
+# The chip tray (docs/reference/events.md, "The chip tray"): a count, a slip's chips.
+TRAY_COUNTS: tuple[str, ...] = ("opener", "check", "closer")
+BUY_IN_KINDS: tuple[str, ...] = ("cash", "marker")
+MAX_DENOMINATIONS = 32
+SLIP = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,31}")
+
+
+def _tray_chips(v: Any) -> tuple[tuple[str, int], ...]:
+    """Chips counted by denomination: each denomination a positive amount given once (``"5"``
+    and ``"5.00"`` are one denomination), each count a whole number, the whole worth no more
+    than the largest amount."""
+    if not isinstance(v, dict) or not v:
+        raise ValueError(f"{_shown(v)} is not an object of denomination: count (at least one)")
+    if len(v) > MAX_DENOMINATIONS:
+        raise ValueError(f"{_shown(v)} has too many denominations (up to {MAX_DENOMINATIONS})")
+    out: list[tuple[str, int]] = []
+    seen: dict[Decimal, str] = {}
+    total = Decimal(0)
+    for k, n in v.items():
+        try:
+            value = _amount(k)
+        except ValueError as exc:
+            raise ValueError(f"denomination {exc}") from None
+        if value <= 0:
+            raise ValueError(f"denomination {_shown(k)} is not a chip's value (more than 0)")
+        if value in seen:
+            raise ValueError(f"denominations {seen[value]!r} and {k!r} are the same chip")
+        seen[value] = str(k)
+        try:
+            count = _count(n)
+        except ValueError as exc:
+            raise ValueError(f"the count of {k!r}: {exc}") from None
+        total += value * count
+        out.append((str(k), count))
+    if total > MAX_AMOUNT:
+        raise ValueError(f"the chips are worth more than {MAX_AMOUNT:,} (out of range)")
+    return tuple(out)
+
+
+def _slip(v: Any) -> str:
+    if isinstance(v, int) and not isinstance(v, bool) and 0 < v < 10**12:
+        return str(v)
+    if isinstance(v, str) and SLIP.fullmatch(v):
+        return v
+    raise ValueError(f"{_shown(v)} is not a slip number (letters, digits and '-', up to 32)")
+
+
 @dataclass(frozen=True)
 class _Spec:
     required: tuple[str, ...] = ()
@@ -367,9 +416,19 @@ _CHECK: dict[str, Callable[[Any], Any]] = {
     "reason": _reason,
     "flag_event": _seq,
     "rule": _rule,
+    "kind": _one_of(TRAY_COUNTS + BUY_IN_KINDS, "a kind"),
+    "slip": _slip,
     "was": _instant,
     "now": _instant,
     "elapsed": _elapsed,
+}
+# Fields whose check depends on the event's type.
+_CHECK_FOR: dict[tuple[str, str], Callable[[Any], Any]] = {
+    ("tray_count", "kind"): _one_of(TRAY_COUNTS, "a kind of count"),
+    ("buy_in", "kind"): _one_of(BUY_IN_KINDS, "a kind of buy-in"),
+    ("tray_count", "chips"): _tray_chips,
+    ("fill", "chips"): _tray_chips,
+    ("credit", "chips"): _tray_chips,
 }
 
 _SPECS: dict[str, _Spec] = {
@@ -407,9 +466,16 @@ _SPECS: dict[str, _Spec] = {
     "dealer": _Spec(("dealer",)),
     "manual_mode": _Spec(("device", "on"), ("reason",)),
     "acknowledge": _Spec(("flag_event", "rule")),
+    # The chip tray and the drop (docs/reference/events.md, "The chip tray").
+    "tray_count": _Spec(("chips", "kind"), ("by", "amount")),
+    "fill": _Spec(("slip", "chips"), ("by", "amount")),
+    "credit": _Spec(("slip", "chips"), ("by", "amount")),
+    "buy_in": _Spec(("amount", "kind"), ("box", "player")),
+    "drop_count": _Spec(("amount",), ("by",)),
     # The recorder's own record that the table's wall clock was stepped (docs/reference/events.md).
     "clock": _Spec(("was", "now"), ("elapsed",)),
 }
+TRAY_EVENTS: frozenset[str] = frozenset({"tray_count", "fill", "credit", "buy_in", "drop_count"})
 
 EVENT_TYPES: tuple[str, ...] = tuple(_SPECS)
 
@@ -433,7 +499,7 @@ def parse_event(obj: Any, line: int = 0) -> Event:
     for name in spec.order:
         if name in obj and not (name in spec.optional and obj[name] is None):
             try:
-                values[name] = _CHECK[name](obj[name])
+                values[name] = _CHECK_FOR.get((str(kind), name), _CHECK[name])(obj[name])
             except ValueError as exc:
                 raise ScenarioError(line, name, str(exc)) from None
     extra = _passthrough(obj, line)

@@ -77,6 +77,9 @@ class FloorDb:
     def connect(self, role: str) -> psycopg.Connection[Any]:
         return psycopg.connect(paths.pg_conninfo(self.url(role)), autocommit=True)
 
+    def connect_admin(self) -> psycopg.Connection[Any]:
+        return psycopg.connect(paths.pg_conninfo(self.admin), autocommit=True)
+
     def drop(self) -> None:
         base = paths.pg_conninfo(paths.PG_URL)
         with psycopg.connect(base, autocommit=True) as conn:

@@ -115,9 +115,15 @@ def test_a_clock_set_back_an_hour_mid_round_is_recorded_flagged_and_logged(
         with capture_logs() as logs:
             play(table, clocks, PLAY[4:])
         snapshot = table.service.snapshot()
+        alert = next(a for a in snapshot["alerts"] if a["rule"] == "clock")
+        # The dealer taps Seen: recorded like any flag's acknowledgement, and the alert goes.
+        table.service.submit(
+            {"type": "acknowledge", "flag_event": alert["seq"], "rule": "clock"}, source="dealer"
+        )
+        assert not [a for a in table.service.snapshot()["alerts"] if a["rule"] == "clock"]
     finally:
         table.close()
-    rows = stored(url)
+    rows = stored(url)[:-1]  # (the acknowledgement last)
     kinds = [k for _s, k, _a, _b in rows]
     assert kinds == [
         "table",

@@ -17,6 +17,8 @@ import pytest
 import test_floor_support as support
 from test_floor_support import FloorData, quiet
 
+from controller.floor.pit import money
+
 NZ = ZoneInfo("Pacific/Auckland")
 floor_data = support.floor_data  # the shared floor, built once for this module
 
@@ -127,7 +129,9 @@ def test_the_day_report_is_the_sum_of_the_replayed_rounds(floor_data: FloorData)
         result = sum((wagered_and_result(r)[1] for r in oracle), Decimal(0))
         assert Decimal(doc["wagered"]) == wagered
         assert Decimal(doc["result"]) == result
-        assert doc["hold"] == f"{(result / wagered * 100).quantize(Decimal('0.01'))}%"
+        assert (
+            doc["result_pct_of_wagered"] == f"{(result / wagered * 100).quantize(Decimal('0.01'))}%"
+        )
         assert doc["hands"] == sum(len(r["hands"]) for r in oracle if r["status"] == "settled")
         flags = Counter(f["rule"] for r in oracle for f in r["flags"])
         assert {f["rule"]: f["count"] for f in doc["flags_by_rule"]} == dict(flags)
@@ -188,7 +192,7 @@ def test_a_shift_report_counts_the_rounds_that_began_in_the_shift(floor_data: Fl
     swing = floor_json(
         floor_data, "report", "--table", "T02", "--date", "2026-12-01", "--shift", "swing"
     )
-    assert swing["rounds"] == 0 and swing["hold"] is None
+    assert swing["rounds"] == 0 and swing["result_pct_of_wagered"] is None
     listed = floor_json(
         floor_data,
         "rounds",
@@ -255,7 +259,7 @@ def test_the_text_forms_read_as_the_json_says(floor_data: FloorData) -> None:
         assert f"#{card['seq']}" in out and card["card"] in out
     status, out = floor(floor_data, "report", "--table", "T01", "--date", "2026-12-01")
     report = floor_json(floor_data, "report", "--table", "T01", "--date", "2026-12-01")
-    assert status == 0 and report["wagered"] in out and report["result"] in out
+    assert status == 0 and money(report["wagered"]) in out and money(report["result"]) in out
 
 
 @pytest.mark.parametrize(
@@ -350,7 +354,7 @@ def test_evidence_of_a_shift_and_a_report_pdf(floor_data: FloorData, tmp_path: P
     report = floor_json(
         floor_data, "report", "--table", "T02", "--date", "2026-12-01", "--shift", "night"
     )
-    assert report["result"] in html and f"round {report['round_list'][0]['round']}" in html
+    assert money(report["result"]) in html and f"round {report['round_list'][0]['round']}" in html
     assert quiet(["verify", str(out / "export")])[0] == 0
     pdf = tmp_path / "day.pdf"
     assert (
@@ -360,3 +364,44 @@ def test_evidence_of_a_shift_and_a_report_pdf(floor_data: FloorData, tmp_path: P
     assert pdf.read_bytes().startswith(b"%PDF") and pdf.stat().st_size > 2000
     status, _ = floor(floor_data, "evidence", "--table", "T02", "--round", "1", "--out", str(out))
     assert status == 2  # not an empty directory
+
+
+def test_a_round_left_unfinished_by_a_silent_table_is_not_in_play_later(
+    floor_data: FloorData, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A table that stopped mid-round: its round is in play just after its last event, and not
+    at a time after the table went silent (the answer says so and how to see the round)."""
+    from controller.floor.generate import Shift
+
+    events = list(Shift("T05", seed=15, start=support.T01_START, vocabulary=True).events(2))
+    store = f"sqlite:///{floor_data.tmp / 'T05.db'}"
+    # The table stops two events after its last round's no more bets: mid-deal.
+    cut = max(i for i, (e, _) in enumerate(events) if e.get("type") == "no_more_bets") + 3
+    support.record(store, events[:cut])
+    assert quiet(["ship", "--db", store, "--to", floor_data.url])[0] == 0
+    doc = floor_json(floor_data, "round", "--table", "T05", "--round", "2")
+    assert not (doc["ended"] or {}).get("utc"), doc["ended"]
+    started = _at(doc["started"]["utc"])
+    soon = (started + timedelta(seconds=1)).astimezone(NZ).strftime("%Y-%m-%d %H:%M:%S.%f")
+    assert floor_json(floor_data, "round", "--table", "T05", "--at", soon)["round"] == 2
+    later = (started + timedelta(hours=3)).astimezone(NZ).strftime("%Y-%m-%d %H:%M:%S")
+    capsys.readouterr()
+    status, _ = floor(floor_data, "round", "--table", "T05", "--at", later)
+    out = capsys.readouterr().err
+    assert status == 1 and "round 2 began" in out and "has not ended" in out, out
+    assert "last heard" in out and "--round 2" in out, out
+    # The day's report adds up: its dealers' rounds are its rounds ended; the round left in
+    # play is counted apart, in the figures and in the PDF.
+    day = started.astimezone(NZ).date().isoformat()
+    report = floor_json(floor_data, "report", "--table", "T05", "--date", day)
+    assert (report["rounds"], report["rounds_in_play"]) == (1, 1)
+    assert sum(d["rounds"] for d in report["dealers"]) == report["rounds"]
+    assert sum(d["in_play"] for d in report["dealers"]) == report["rounds_in_play"]
+    from controller.floor.pdf import report_story
+
+    story = report_story(report)
+    words = " ".join(getattr(f, "text", "") for f in story)
+    tables = [f for f in story if hasattr(f, "_cellvalues")]
+    cells = [str(getattr(c, "text", c)) for t in tables for row in t._cellvalues for c in row]
+    assert any("1 in play" in c for c in cells), (words, cells)
+    assert "in play" in cells and "acknowledged" in cells, cells

@@ -7,6 +7,7 @@ go on shipping. Against a real PostgreSQL prepared by `floorctl floor init`."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from floor_roles import floor_db as _floor_db
 from controller.cli import main
 from controller.store.api import record_scenario
 from controller.store.canonical import ChainRecord
+from controller.store.heads import Head, load_heads
 from controller.store.keys import generate_pair
 from controller.store.repository import Store
 
@@ -135,13 +137,46 @@ def test_unsigned_events_in_a_tables_inbox_never_reach_the_floors_record(
     with floor_db.connect(floor_db.tables["T2"]) as conn:
         conn.execute(INSERT.format(s=""), forged)  # its own inbox takes it...
     capsys.readouterr()
-    floor_db.ingest_now()  # ...the floor does not
+    assert floor_db.ingest_now() == 1  # ...the floor does not
     assert _floor_head(floor_db, "T2") == before
     with floor_db.connect(floor_db.floor) as conn:
         got = conn.execute("SELECT count(*) FROM events WHERE hash = %s", (forged["hash"],))
         assert got.fetchone() == (0,)
     public = str(two_tables["T2"][1])
     assert main(["verify", "--db", floor_db.floor_url, "--key", public]) == 0
+
+    # A head over it naming the registered key, signed by no one: the ingest refuses the
+    # inbox, and the floor's page says so (and why) rather than show anything of it.
+    with Store.open(floor_db.table_url("T2"), create=False) as inbox:
+        last = load_heads(inbox, "T2")[-1]
+    fake = Head(
+        "T2",
+        last.seq + 1,
+        last.size + 1,
+        "00" * 32,
+        forged["hash"],
+        "2099-01-01T00:00:00.000000Z",
+        last.digest(),
+        last.key_id,
+        base64.b64encode(bytes(64)).decode(),
+    )
+    with floor_db.connect(floor_db.tables["T2"]) as conn:
+        conn.execute(HEAD_INSERT, fake.to_row())
+    capsys.readouterr()
+    assert floor_db.ingest_now() == 1
+    assert "table T2: refused" in capsys.readouterr().err
+    assert _floor_head(floor_db, "T2") == before
+    assert main(["floor", "view", "--db", floor_db.floor_url]) == 0
+    out = capsys.readouterr().out
+    assert "table T2: its inbox is refused since" in out  # with the first fault found:
+    assert "'note' is not an event type" in out  # the forged event does not even replay
+
+
+HEAD_INSERT = (
+    "INSERT INTO heads (table_id, seq, size, root, chain_head, signed_at, prev, key_id, "
+    "signature, frontier) VALUES (%(table_id)s, %(seq)s, %(size)s, %(root)s, %(chain_head)s, "
+    "%(signed_at)s, %(prev)s, %(key_id)s, %(signature)s, %(frontier)s)"
+)
 
 
 def test_a_table_with_no_registered_key_is_refused_and_the_others_go_on(

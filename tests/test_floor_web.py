@@ -18,6 +18,7 @@ from test_floor_support import FloorData, quiet, record
 from controller.floor import users
 from controller.floor.audit import Who
 from controller.floor.generate import Shift
+from controller.floor.pit import money
 from controller.floor.schema import Floor, open_floor
 from controller.floor.web import FloorServer
 
@@ -115,10 +116,13 @@ def test_the_floor_page_lists_the_tables_and_updates_live(
 ) -> None:
     floor, url = served
     page = login(browser, url, "pete")
-    page.wait_for_selector("#floor-rows tr[data-table=T01]")
-    assert page.locator("#floor-rows tr").count() == 3
-    assert "closed" in page.locator("#floor-rows tr[data-table=T01]").inner_text().lower()
-    assert "between rounds" in page.locator("#floor-rows tr[data-table=T02]").inner_text().lower()
+    page.wait_for_selector("#floor-rows .tile[data-table=T01]")
+    assert page.locator("#floor-rows .tile").count() == 3
+    assert "closed" in page.locator("#floor-rows .tile[data-table=T01]").inner_text().lower()
+    assert "between rounds" in page.locator("#floor-rows .tile[data-table=T02]").inner_text().lower()
+    # The shipped shifts ended long ago: a table not closed is marked silent, a closed one not.
+    assert page.locator("#floor-rows .tile[data-table=T02].stale .stale-mark").count() == 1
+    assert page.locator("#floor-rows .tile[data-table=T01].stale").count() == 0
     shot(page, "floor")
     # A new table ships while the page is open: it appears without a reload.
     shift = Shift("T03", seed=13, start=support.T01_START)
@@ -126,14 +130,40 @@ def test_the_floor_page_lists_the_tables_and_updates_live(
     store = f"sqlite:///{floor_data.tmp / 'T03.db'}"
     record(store, events[:-4])  # the last round not finished yet
     assert quiet(["ship", "--db", store, "--to", floor_data.url])[0] == 0
-    page.wait_for_selector("#floor-rows tr[data-table=T03]", timeout=15000)
+    page.wait_for_selector("#floor-rows .tile[data-table=T03]", timeout=15000)
     page.wait_for_function(
-        "document.querySelector('#floor-rows tr[data-table=T03] .status').textContent"
+        "document.querySelector('#floor-rows .tile[data-table=T03] .status').textContent"
         " === 'dealing'",
         timeout=15000,
     )
     shot(page, "floor-live")
     assert any(r["what"] == "floor" for r in lookups(floor, "pete"))
+    page.close()
+
+
+def test_the_pit_opens_todays_report_and_flags_and_a_flags_round(
+    served: tuple[Floor, str], browser: Browser
+) -> None:
+    floor, url = served
+    today = floor.settings.today().isoformat()
+    page = login(browser, url, "pete")
+    page.wait_for_selector("#floor-rows .tile[data-table=T02]")
+    # An open flag on a tile names its rule and opens its round.
+    flag = page.locator("#floor-rows .tile .open-flags a").first
+    if flag.count():
+        rule = flag.locator(".rule").inner_text()
+        flag.click()
+        page.wait_for_selector("#s-boxes .box")
+        assert "round=" in page.url and rule in page.inner_text("main")
+        page.go_back()
+        page.wait_for_selector("#floor-rows .tile[data-table=T02]")
+    page.click("#floor-rows .tile[data-table=T02] a[data-report]")
+    page.wait_for_selector("#figures")
+    assert f"gaming day {today}" in page.content()
+    # The flags page opened from the menu shows today's flags, its day filled in.
+    page.goto(url + "flags")
+    page.wait_for_selector("#flag-list")
+    assert page.input_value("#flag-form input[name=date]") == today
     page.close()
 
 
@@ -166,6 +196,9 @@ def test_a_round_found_by_time_and_watched_step_by_step(
         if i:
             page.click("#next")
         page.wait_for_function(f"document.body.dataset.step === '{i}'")
+        # Every step of round 9's page is headed round 9 (before its first wager the table
+        # still shows round 8: the heading says so, not "Round 8").
+        assert page.inner_text("#s-round").startswith("Round 9"), (i, page.inner_text("#s-round"))
         for moved in step["moved"]:
             where = (
                 "#s-dealer"
@@ -186,6 +219,14 @@ def test_a_round_found_by_time_and_watched_step_by_step(
     last = steps[-1]["screen"]
     paid = [b for b in last["boxes"] if b["payouts"]]
     assert paid and page.locator("#s-boxes .payout").count() == len(paid)
+    # Each line says the chips the step's payouts name (never "collect (undefined)").
+    for box in paid:
+        said = page.locator(f"#s-boxes .box[data-box='{box['box']}'] .payout strong").all_inner_texts()
+        assert said == [
+            "push" if p["action"] == "push" else f"{p['action']} {p['amount']}"
+            for p in box["payouts"]
+        ], box
+    assert "undefined" not in page.locator("#s-boxes").inner_text()
     assert any(r["what"] == "round" and r["params"].get("at") for r in lookups(floor, "sally"))
     page.close()
 
@@ -210,8 +251,8 @@ def test_a_report_and_flags_and_the_lookup_log(served: tuple[Floor, str], browse
             ]
         )[1]
     )
-    assert page.locator("#result").inner_text() == doc["result"]
-    assert page.locator("#hold").inner_text() == doc["hold"]
+    assert page.locator("#result").inner_text() == money(doc["result"])
+    assert page.locator("#result-share").inner_text() == doc["result_pct_of_wagered"]
     shot(page, "report")
     pdf = page.request.get(url + "report.pdf?table=T01&date=2026-12-01")
     assert pdf.status == 200 and pdf.body().startswith(b"%PDF")

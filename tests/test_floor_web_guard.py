@@ -120,3 +120,25 @@ def test_a_stream_of_names_neither_grows_the_counts_nor_escapes_them() -> None:
     assert len(guard.counts) <= MAX_COUNTS + 2
     # Names and addresses past the bound share one count, which locks like any other.
     assert guard.locked("a-new-name", "10.99.0.1") > 0
+
+
+def test_the_floor_page_names_a_table_whose_inbox_is_refused(
+    served: tuple[Floor, FloorServer, str],
+) -> None:
+    from controller.store.roles import INGEST_LOG_SQL
+
+    floor, _server, url = served
+    with floor.engine.begin() as conn:
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        cursor.execute(INGEST_LOG_SQL)
+        cursor.close()
+        conn.exec_driver_sql(
+            "INSERT INTO ingest_log (table_id, outcome) VALUES "
+            "('T9', 'refused: head 4 is not signed by key abc'), ('T8', 'refused: x'), "
+            "('T8', 'ok')"
+        )
+    with httpx.Client(base_url=url) as client:
+        assert client.post("/login", data={"name": "pete", "password": PASSWORD}).status_code == 303
+        page = client.get("/").text
+    assert "Table T9: what it ships is refused" in page and "not signed by key abc" in page
+    assert "Table T8" not in page  # taken in again since

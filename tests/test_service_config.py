@@ -228,3 +228,22 @@ def test_dealers_sign_in_with_pin_hashes_like_supervisors(tmp_path: Path) -> Non
     assert "pin-hash" in refused(write(tmp_path, text + '\n[dealers]\nD1042 = "1357"\n'))
     message = refused(write(tmp_path, text + f'\n[dealers]\n"ann smith" = "{dealer_hash}"\n'))
     assert "[dealers] ann smith" in message and "an id is" in message
+
+
+@pytest.mark.parametrize(
+    ("boxes", "words"),
+    [
+        (5, "box 6, 7 is not on this table"),
+        (9, "box 8, 9 has no area"),
+    ],
+)
+def test_the_tables_boxes_must_be_the_cameras_boxes(
+    tmp_path: Path, boxes: int, words: str
+) -> None:
+    """The example camera watches boxes 1-7: a table of 5 or of 9 boxes is refused, naming the
+    file, the key and its value."""
+    text = good(tmp_path).read_text()
+    assert "boxes = 7" in text
+    message = refused(write(tmp_path, text.replace("boxes = 7", f"boxes = {boxes}", 1)))
+    assert message.startswith(f"{tmp_path}") and f"[table] boxes = {boxes}" in message, message
+    assert words in message and "boxes 1, 2, 3, 4, 5, 6, 7" in message, message

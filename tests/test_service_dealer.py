@@ -299,3 +299,21 @@ def test_the_opening_and_closing_of_the_day(table: Table, client: TestClient) ->
     shoes = table.service.table.result()["shoes"]
     assert shoes[-1]["reconciled"] is True, shoes
     assert sup(client, headers, {"type": "close_table"}).status_code == 409
+
+
+def test_a_dealer_may_type_the_serial_of_a_deck_to_inspect_and_nothing_else() -> None:
+    """The deck's serial rides on the dealer's inspect tap (a table with no reader types it);
+    a serial that is not one, or on another tap, is refused."""
+    from controller.service.taps import DealerBody, TapError, parse_tap
+
+    ok = parse_tap(DealerBody, b'{"event": {"type": "inspect", "deck": "BBBB02"}, "seq": 3}')
+    assert ok.event.event() == {"type": "inspect", "deck": "BBBB02"}
+    for bad in (
+        b'{"event": {"type": "inspect", "deck": "bb"}, "seq": 3}',
+        b'{"event": {"type": "inspect", "deck": "BBBB02; DROP"}, "seq": 3}',
+        b'{"event": {"type": "card", "card": "AS", "deck": "BBBB02"}, "seq": 3}',
+        b'{"event": {"type": "inspect_end", "deck": "BBBB02"}, "seq": 3}',
+    ):
+        with pytest.raises(TapError) as refused:
+            parse_tap(DealerBody, bad)
+        assert refused.value.status == 422, bad

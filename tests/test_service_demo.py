@@ -214,3 +214,39 @@ def test_wagers_the_camera_cannot_read_are_keyed_in_and_say_why(
     assert not any(e["type"] == "wager_seen" and e["amount"] != "0" for e in events)
     assert live["rounds"][0]["status"] == "settled"
     assert [f["rule"] for f in live["rounds"][0]["flags"]] == []
+
+
+def test_the_demo_runs_a_day_at_the_tray_and_the_next_count_catches_a_mispay(
+    tmp_path: Path,
+) -> None:
+    """Opener, a fill, buy-ins, a shift count, the closer and the drop; the dealer overpays
+    $35 in round 2 and the shift count after round 6 is the one that finds it."""
+    from decimal import Decimal
+
+    _demo, events, _out, live = run_demo(
+        tmp_path, rounds=8, camera=False, seed=8, mispay=Decimal("35")
+    )
+    kinds = [e.get("kind") or e["type"] for e in events if e["type"] in TRAY_TYPES]
+    assert kinds[0] == "opener" and kinds[-2:] == ["closer", "drop_count"]
+    assert "check" in kinds and "fill" in kinds and "cash" in kinds
+    tray = live["tray"]
+    flags = [f for r in live["rounds"] for f in r["flags"] if f["rule"] in ("tray", "slip")]
+    assert [f["rule"] for f in flags] == ["tray"]
+    assert "$35.00 short" in flags[0]["message"]
+    check = next(c for c in tray["counts"] if c["kind"] == "check")
+    assert check["difference"] == "-35" and check["event"] == flags[0]["event"]
+    [day] = tray["days"]
+    # The drop is what the demo's buy-ins put in the box: only the mispay is unexplained.
+    assert day["drop"] == day["buy_ins"]["cash"] and day["difference"] == "-35"
+    assert Decimal(day["win"]) == Decimal(day["house_net"]) - 35
+
+
+def test_without_a_fault_the_demos_day_reconciles(tmp_path: Path) -> None:
+    _demo, _events, _out, live = run_demo(tmp_path, rounds=7, camera=False, seed=3)
+    flags = [f for r in live["rounds"] for f in r["flags"] if f["rule"] in ("tray", "slip")]
+    assert flags == []
+    [day] = live["tray"]["days"]
+    assert day["win"] == day["house_net"] and day["difference"] == "0"
+
+
+TRAY_TYPES = ("tray_count", "fill", "credit", "buy_in", "drop_count")

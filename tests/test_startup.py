@@ -110,7 +110,7 @@ def unsafe_keys(tmp_path: Path, key: Path) -> dict[str, tuple[Path, str]]:
 def test_an_unsafe_signing_key_is_refused_by_run_check_and_run_with_exit_2(
     tmp_path: Path, key: Path
 ) -> None:
-    (key.with_name("table.pub")).chmod(0o600)  # a public key kept private is still no key
+    # A public key is refused as such, whatever its mode (keygen leaves it readable).
     for what, (path, says) in unsafe_keys(tmp_path, key).items():
         config = write_config(tmp_path, f"sqlite:///{tmp_path}/t.db", path)
         for args in (("--check",), ()):
@@ -167,6 +167,21 @@ def test_a_second_recorder_on_a_sqlite_store_is_refused_and_the_first_goes_on(
         again.close()
 
 
+def test_replay_into_a_store_a_table_is_recording_on_is_refused(tmp_path: Path) -> None:
+    from controller.store.api import record_scenario
+    from controller.store.lock import StoreLocked
+
+    url = f"sqlite:///{tmp_path}/t.db"
+    table = open_table(LINE, url, SUPERVISORS)
+    try:
+        with pytest.raises(StoreLocked, match="another floorctl is recording on it"):
+            record_scenario(url, [LINE, {"type": "shuffle", "decks": 6, "cut_card": 200}])
+        assert table.recorder.seq == 0  # nothing was written behind the table's back
+    finally:
+        table.close()
+    record_scenario(url, [LINE, {"type": "shuffle", "decks": 6, "cut_card": 200}])
+
+
 def test_a_second_recorder_on_a_postgresql_store_is_refused(
     store_pg_url: str, store_spool_dir: Path
 ) -> None:
@@ -203,11 +218,33 @@ def test_a_store_signed_by_another_key_is_refused(tmp_path: Path, key: Path) -> 
     assert status == 2 and "belongs to another table" in out, out
 
 
+def test_a_spool_copied_from_another_table_is_refused(tmp_path: Path) -> None:
+    from controller.store.canonical import GENESIS, ChainRecord
+    from controller.store.spool import Spool
+
+    # T08's spool, copied to where T07's is kept (beside its store).
+    spool, _ = Spool.open(tmp_path / "t.db.T07.spool", "T08")
+    line = {**LINE, "table_id": "T08"}
+    spool.append([ChainRecord.make("T08", 0, line, GENESIS, "2026-12-02T08:00:00.000000Z")])
+    spool.close()
+    with pytest.raises(StartRefused, match=r"names table 'T08', not 'T07': the spool belongs"):
+        open_table(LINE, f"sqlite:///{tmp_path}/t.db", SUPERVISORS)
+
+
 def test_a_store_set_up_as_another_game_is_refused(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/t.db"
     open_table(LINE, url, SUPERVISORS).close()
     with pytest.raises(StartRefused, match=r"is stored with the table line"):
         open_table({**LINE, "max_bet": 500}, url, SUPERVISORS)
+
+
+def test_a_postgresql_table_with_no_spool_directory_is_a_config_error(
+    store_pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("STATE_DIRECTORY", raising=False)
+    with pytest.raises(StartRefused, match=r"\[store\] spool_dir") as caught:
+        open_table(LINE, store_pg_url, SUPERVISORS)
+    assert caught.value.exit_code == 2
 
 
 def test_an_unreachable_store_is_a_fault_a_restart_may_clear(tmp_path: Path) -> None:

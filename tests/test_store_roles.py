@@ -183,6 +183,25 @@ def test_the_floors_service_runs_as_the_floor_role_after_init(
         assert Indexer(floor).run_once(["T1"])["T1"] > 50
         drop_read_model(floor.engine)  # it owns the read model: it may rebuild it
         assert Indexer(floor).run_once(["T1"])["T1"] > 50
+        # Accounts, the lookup log and evidence, all as the floor role.
+        from controller.floor import users
+        from controller.floor.audit import Who, lookups
+        from controller.floor.evidence import write_evidence
+
+        who = Who("test-admin", "cli", "cli")
+        users.add_user(floor, who, "sally", "surveillance", "watching the floor 1")
+        users.disable_user(floor, who, "sally")
+        assert [r["what"] for r in lookups(floor)][:2] == ["user disable", "user add"]
+        write_evidence(floor, who, "T1", tmp_path / "EV", number=2)
+    assert main(["verify", str(tmp_path / "EV" / "export"), "--key", str(public)]) == 0
+    for statement in (  # the lookup log is the owner's: the floor role only adds to it
+        "DELETE FROM floor_lookups",
+        "UPDATE floor_lookups SET outcome = 'ok'",
+        "ALTER TABLE floor_lookups DISABLE TRIGGER USER",
+    ):
+        refused = pytest.raises(psycopg.errors.InsufficientPrivilege)
+        with floor_db.connect(floor_db.floor) as conn, refused:
+            conn.execute(statement)
     proof = tmp_path / "round.json"
     args = ["prove", "--db", floor_db.floor_url, "--table", "T1", "--round", "2"]
     assert main([*args, "--out", str(proof)]) == 0
@@ -205,3 +224,21 @@ def test_the_floors_pages_know_whether_they_could_change_the_record(
         assert may_change_the_record(store)  # type: ignore[arg-type]  (uses .engine only)
     with Store.open(floor_db.ingest_url, create=False) as store:  # it adds to the record
         assert may_change_the_record(store)  # type: ignore[arg-type]
+
+
+def test_init_takes_the_old_shared_writers_rights_away(
+    floor_db: FloorDb, store_sqlite_url: str, store_shift_events: Shift, tmp_path: Path
+) -> None:
+    """A floor prepared before the inbox: every table shipped as one writer role, which could
+    add to any table's record. Running init again leaves it nothing."""
+    legacy = f"legacy_writer_{floor_db.tag}"
+    floor_db.tables["legacy"] = legacy  # (dropped with the others)
+    assert floor_db.init() == 0
+    with floor_db.connect_admin() as conn:
+        conn.execute(f'CREATE ROLE "{legacy}" LOGIN')
+        conn.execute(f'GRANT SELECT, INSERT ON events, heads, rounds TO "{legacy}"')
+    with floor_db.connect(legacy) as conn:
+        conn.execute("INSERT INTO events SELECT * FROM events LIMIT 0")  # it could, before
+    assert floor_db.init() == 0
+    with floor_db.connect(legacy) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute("INSERT INTO events SELECT * FROM events LIMIT 0")

@@ -624,7 +624,7 @@ def test_a_round_no_head_covers_cannot_be_proved(
         )
         == 1
     )
-    assert "no signed head covers" in capsys.readouterr().err and not out.exists()
+    assert "no signed head marks that end" in capsys.readouterr().err and not out.exists()
 
 
 def test_the_floors_evidence_of_a_round_carries_its_proof(

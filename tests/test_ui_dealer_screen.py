@@ -378,19 +378,24 @@ def test_a_supervisor_enters_a_wager_by_hand_when_the_camera_is_down(
     page = open_page(browser, live.url)
     supervisor_login(page)
     page.wait_for_selector('[data-sup="wager-6"]')
-    assert "camera down" in page.locator("#modal").inner_text()
+    # This table has no chip camera at all: the drawer says so (not "camera down").
+    assert "no chip camera configured" in page.locator("#modal").inner_text()
     page.tap('[data-sup="wager-6"]')
-    page.fill("[data-player-input]", "zoe")
-    for key in "35":
-        page.tap(f'#modal .keypad button[data-key="{key}"]')
+    # The name on the on-screen keyboard (the kiosk has no other), the wager on the chip pad.
+    for key in "ZOE":
+        page.tap(f'#modal button[data-textkey="{key}"]')
+    assert page.inner_text('#modal [data-text-readout="player"]') == "Zoe"
+    for chip in ("25", "5", "5"):
+        page.tap(f'#modal button[data-chip="{chip}"]')
+    assert page.inner_text("#modal [data-chip-list]") == "25 + 5 + 5"
     before = live.service.seq
     page.tap("#modal button[data-ok]")
     wait_for(lambda: live.service.seq > before, what="the wager to be recorded")
     box6 = next(b for b in live.due()["boxes"] if b["box"] == 6)
-    assert box6["bets"] == {"zoe": "35"}
+    assert box6["bets"] == {"Zoe": "35"}
     last = live.service.recent[-1]
     assert (last["type"], last["source"], last["actor"]) == ("bet", "manual", "jsmith")
-    page.wait_for_selector('#boxes .box[data-box="6"] .wager:has-text("zoe")')
+    page.wait_for_selector('#boxes .box[data-box="6"] .wager:has-text("Zoe")')
     shot(page, "manual-wager")
 
 
@@ -443,8 +448,12 @@ def test_a_device_fault_is_shown_at_once_with_what_to_do(browser: Browser, live:
     page.wait_for_selector('#status[data-state="fault"]')
     band = page.inner_text("#status")
     assert band.startswith("Shoe reader FAULT:")
-    assert "Stop drawing" in band and "manual mode" in band
+    # In the dealer's words: what to do, not the port's error (that is the technician's, on the
+    # device's label).
+    assert "stop drawing" in band and "call the supervisor" in band
+    assert "/dev/" not in band and "Errno" not in band
     page.wait_for_selector('#devices .dev[data-device="shoe"][data-state="fault"]')
+    assert page.get_attribute('#devices .dev[data-device="shoe"]', "title")
     # The band takes the shoe counter's place: nothing below it moved.
     assert page.eval_on_selector("#boxes", "e => e.getBoundingClientRect().top") == before
     shots(page, "device-fault")

@@ -423,6 +423,7 @@ def test_the_days_opening_and_closing_on_the_screen(screen: Screen) -> None:
     page.tap("#modal-close")
     assert "opened by ann, jsmith" in page.inner_text("[data-opening-panel]")
     page.tap('[data-opening="inspect"]')
+    page.tap("#modal [data-no-serial]")  # the reader decodes the deck's serial
     page.wait_for_selector("[data-inspection]")
     for card in deck("T")[:30]:
         screen.shoe(card, deck="AAAA01")
@@ -452,6 +453,7 @@ def test_the_days_opening_and_closing_on_the_screen(screen: Screen) -> None:
     screen.resolve_all()  # one deck where the game's shoe has six: the supervisor's to see
     page.wait_for_selector('#actions button[data-action="shoe_end"]')
     page.tap('#actions button[data-action="shoe_end"]')
+    page.tap("#modal button[data-ok]")  # a confirmation: it is not tapped by mistake
     wait_for(lambda: (service.table.due().shoe or {}).get("ended"), what="the shoe's end")
     inspect(screen, "AAAA01")
     page.tap("#sup-open")

@@ -29,11 +29,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING, Final
 
-from controller.engine import betting, irregular, play
+from controller.engine import betting, irregular, play, tray
 from controller.engine.decisions import Decision, Kind, Role
 from controller.engine.results import Refusal, money
 from controller.engine.state import LIVE_PHASES, DayState, Device
-from controller.events import Event
+from controller.events import TRAY_EVENTS, Event
 
 if TYPE_CHECKING:
     from controller.engine.table import Table
@@ -85,6 +85,9 @@ def refusal(t: Table, ev: Event) -> Refusal | None:
         return None
     if kind == "card":
         return _keyed_card(t, ev)
+    if kind in TRAY_EVENTS:
+        why = tray.refusal_reason(t, ev)
+        return None if why is None else Refusal("tray", why)
     return None
 
 

@@ -26,6 +26,7 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from controller.cards import is_card
+from controller.engine import tray
 from controller.engine.results import Flag, RoundResult, Settlement, SettlementKind
 from controller.engine.state import (
     Box,
@@ -115,6 +116,8 @@ def dump(t: Table) -> dict[str, Any]:
         "shoes": [_shoe_record(r) for r in t.shoes],
         "desk": _desk(t.desk),
     }
+    if t.tray.used:  # a table that never heard of its tray dumps as before
+        body["tray"] = tray.dump(t.tray)
     body["digest"] = digest(body)
     return body
 
@@ -424,6 +427,11 @@ def load(cls: type[Table], setup: TableSetup, data: Any, keep_rounds: int | str 
         serial, ok, seq, detail = row.items(4)
         t.deck_status[serial.serial()] = DeckStatus(ok.yes_no(), seq.count(), detail.text())
     t.desk = _read_desk(top.key("desk"))
+    if "tray" in data:
+        try:
+            t.tray = tray.load(data["tray"])
+        except (ValueError, KeyError, TypeError, IndexError, ArithmeticError) as exc:
+            raise SnapshotError(f"engine snapshot: tray: {exc}") from None
     if dump(t) != data:
         raise SnapshotError("engine snapshot: its content is not one this engine produces")
     if keep_rounds != "snapshot":

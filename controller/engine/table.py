@@ -24,6 +24,7 @@ from controller.engine import (
     settle,
     shoe,
     snapshot,
+    tray,
     view,
 )
 from controller.engine.decisions import Decision, Fixed, open_decisions
@@ -44,7 +45,7 @@ from controller.engine.state import (
 )
 from controller.engine.tableview import TableView, table_view
 from controller.engine.view import Due
-from controller.events import MAX_DECKS, Event, TableSetup
+from controller.events import MAX_DECKS, TRAY_EVENTS, Event, TableSetup
 from controller.rules import RuleSet
 
 Handler = Callable[["Table", Event], None]
@@ -81,6 +82,11 @@ HANDLERS: Final[dict[str, Handler]] = {
     "dealer": opening.on_dealer,
     "manual_mode": desk.on_manual_mode,
     "acknowledge": desk.on_acknowledge,
+    "tray_count": tray.on_tray_count,
+    "fill": tray.on_fill,
+    "credit": tray.on_credit,
+    "buy_in": tray.on_buy_in,
+    "drop_count": tray.on_drop_count,
     "clock": desk.on_clock,
 }
 # The events a person initiates whose refusal is the engine's one answer (:mod:`.check`): the
@@ -95,6 +101,7 @@ GATED: Final = frozenset(
         "shoe_end",
         "manual_mode",
         "acknowledge",
+        *TRAY_EVENTS,
     }
 )
 
@@ -139,6 +146,7 @@ class Table:
         self._refs = dict(rules.rule_refs)
         self.fixed = Fixed(self)
         self.desk = Desk()  # manual modes, flags waiting to be seen, misreads (:mod:`.desk`)
+        self.tray = tray.Tray()  # the chip tray's counts, slips, buy-ins, drop (:mod:`.tray`)
         # What the event being applied did.
         self._kind = ""
         self._flags: list[Flag] | None = None
@@ -258,13 +266,16 @@ class Table:
         rnd = self.current_round
         if rnd is not None and rnd.phase is not SETTLED and rnd.phase is not VOID:
             rounds.append(settle.round_result(self, rnd, "incomplete").to_dict())
-        return {
+        out: dict[str, Any] = {
             "game": self.setup.game,
             "table_id": self.setup.table_id,
             "rounds": rounds,
             "shoes": [s.to_dict() for s in self.shoes],
             "inspections": [i.to_dict() for i in self.inspections],
         }
+        if self.tray.used:
+            out["tray"] = tray.document(self.tray)
+        return out
 
     # ----- the checkpoint -------------------------------------------------------------------
 
@@ -314,6 +325,7 @@ class Table:
         return rnd
 
     def end_round(self, result: RoundResult) -> None:
+        tray.on_round_ended(self, result)
         self.rounds.append(result)
         self.rounds_played = result.round
         keep = self.keep_rounds

@@ -140,6 +140,24 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pit(args: argparse.Namespace) -> int:
+    from controller.floor.audit import Who
+    from controller.floor.pit import format_pit, pit_report
+
+    with _open(args) as floor:
+        _catch_up(floor, None)
+        who = Who.cli()
+        if args.prepared_by:
+            who = Who(args.prepared_by, who.role, who.via, who.client)
+        doc = pit_report(floor, who, _window(floor, args))
+    if args.pdf:
+        from controller.floor.pdf import pit_pdf
+
+        pit_pdf(doc, Path(args.pdf))
+    _print(doc, args.json, format_pit)
+    return 0
+
+
 def _flags(args: argparse.Namespace) -> int:
     from controller.floor import queries, text
     from controller.floor.audit import Who
@@ -355,6 +373,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--json", action="store_true")
     p.add_argument("--pdf", metavar="FILE", help="also write a printable PDF")
     p.set_defaults(func=_guarded(_report))
+
+    p = sub.add_parser(
+        "pit-report",
+        help="every table's drop, fills, credits, win and hold for a shift or gaming day, "
+        "month and year to date; the slip register",
+    )
+    _common(p)
+    _when(p)
+    p.add_argument("--prepared-by", metavar="NAME", help="who prepared it (default: you)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--pdf", metavar="FILE", help="also write a printable PDF")
+    p.set_defaults(func=_guarded(_pit))
 
     p = sub.add_parser("flags", help="flags by rule, table, dealer and shift")
     _common(p)

@@ -29,6 +29,20 @@ from controller.sim.strategy import Strategy, load_strategy, strategy_path
 PLAYERS = ("ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal", "ivy", "jo")
 DEALERS = ("d.tane", "d.rewi", "d.mere", "d.aroha")
 AMOUNTS = (5, 10, 10, 15, 20, 25, 25, 50, 100)
+# The tray's chips, largest first (a cent chip only for the odd cents of a 3:2 payout).
+CHIPS = tuple((Decimal(d), d) for d in ("1000", "100", "25", "5", "1", "0.5", "0.01"))
+BUY_INS = (100, 100, 200, 200, 300, 500, 1000)
+TRAY_START = Decimal(50_000)
+
+
+def chips_for(amount: Decimal) -> dict[str, int]:
+    """A tray worth exactly ``amount``, in the fewest chips."""
+    out: dict[str, int] = {}
+    for value, name in CHIPS:
+        n, amount = divmod(amount, value)
+        if n:
+            out[name] = int(n)
+    return out or {"1": 0}
 
 
 def iso(moment: datetime) -> str:
@@ -49,6 +63,8 @@ class Shift:
         irregular: float = 0.02,
         open_hours: float = 16.0,
         vocabulary: bool = False,
+        tray: bool = False,
+        mispay: tuple[int, Decimal] | None = None,
     ) -> None:
         self.rng = random.Random(f"floor-generate/{seed}")
         self.line: dict[str, Any] = {
@@ -79,6 +95,15 @@ class Shift:
         self.cut_out = False
         self.dealer_index = 0
         self.dealer_since = start
+        # The chip tray (``tray``): its chips as they physically are, the day's buy-ins, the
+        # slips' numbers; ``mispay``: after that round (from 1) the dealer pays that much too much.
+        self.tray = tray
+        self.mispay = mispay
+        self.tray_value = TRAY_START
+        self.tray_open = False
+        self.day_buy_ins = Decimal(0)
+        self.slip_no = 10_000 + self.rng.randrange(80_000) * 10
+        self.rounds_dealt = 0
 
     # ----- time ---------------------------------------------------------------------------------
 
@@ -90,7 +115,11 @@ class Shift:
         self, event: dict[str, Any], low: float = 1.5, high: float = 4.0
     ) -> tuple[dict[str, Any], str]:
         at = self.tick(low, high)
-        self.table.apply(parse_event(event))
+        applied = self.table.apply(parse_event(event))
+        settled = applied.settled
+        if settled is not None:  # the tray pays the players and takes their losses
+            for s in settled.settlements:
+                self.tray_value += s.staked - s.returned
         return event, at
 
     # ----- the shoe -----------------------------------------------------------------------------
@@ -195,8 +224,73 @@ class Shift:
         for _ in range(rounds):
             yield from self._between_rounds()
             yield from self._round()
+            self.rounds_dealt += 1
+            if self.mispay is not None and self.mispay[0] == self.rounds_dealt:
+                self.tray_value -= self.mispay[1]
+        if self.tray and self.tray_open:
+            yield from self._close_tray()
         if self.vocabulary:
             yield from self._close_day()
+
+    # ----- the chip tray ------------------------------------------------------------------------
+
+    def _count(self, kind: str) -> tuple[dict[str, Any], str]:
+        dealer = DEALERS[self.dealer_index]
+        return self._emit(
+            {
+                "type": "tray_count",
+                "kind": kind,
+                "chips": chips_for(self.tray_value),
+                "by": [dealer, "s.kahu"],
+                "source": "supervisor",
+            },
+            60,
+            180,
+        )
+
+    def _open_tray(self) -> Iterator[tuple[dict[str, Any], str]]:
+        self.tray_open = True
+        self.day_buy_ins = Decimal(0)
+        yield self._count("opener")
+
+    def _close_tray(self) -> Iterator[tuple[dict[str, Any], str]]:
+        self.tray_open = False
+        yield self._count("closer")
+        yield self._emit(
+            {"type": "drop_count", "amount": str(self.day_buy_ins), "by": ["c.ngata", "c.wiremu"]},
+            30,
+            60,
+        )
+
+    def _slip(self, kind: str, amount: int) -> tuple[dict[str, Any], str]:
+        self.slip_no += 1
+        self.tray_value += amount if kind == "fill" else -amount
+        return self._emit(
+            {
+                "type": kind,
+                "slip": self.slip_no,
+                "chips": {"1000": amount // 1000},
+                "by": ["r.hemi", "s.kahu", DEALERS[self.dealer_index]],
+                "source": "supervisor",
+            },
+            60,
+            120,
+        )
+
+    def _tray_between(self) -> Iterator[tuple[dict[str, Any], str]]:
+        rng = self.rng
+        if rng.random() < 0.15:
+            amount = Decimal(rng.choice(BUY_INS))
+            kind = "marker" if rng.random() < 0.1 else "cash"
+            self.tray_value -= amount
+            self.day_buy_ins += amount
+            yield self._emit(
+                {"type": "buy_in", "amount": str(amount), "kind": kind, "source": "dealer"}, 5, 20
+            )
+        if self.tray_value < 30_000:
+            yield self._slip("fill", 20_000)
+        elif self.tray_value > 80_000:
+            yield self._slip("credit", 20_000)
 
     def _close_day(self) -> Iterator[tuple[dict[str, Any], str]]:
         if self.shoe:
@@ -206,6 +300,8 @@ class Shift:
 
     def _between_rounds(self) -> Iterator[tuple[dict[str, Any], str]]:
         if self.clock >= self.day_end:  # the table closes for the night
+            if self.tray and self.tray_open:
+                yield from self._close_tray()
             if self.vocabulary and self.opened:
                 yield from self._close_day()
             self.clock += timedelta(hours=24 - self.open_hours)
@@ -219,6 +315,12 @@ class Shift:
             yield self._emit(
                 {"type": "dealer", "dealer": DEALERS[self.dealer_index], "source": "dealer"}
             )
+            if self.tray and self.tray_open:
+                yield self._count("check")  # the tray counted at the change of dealer
+        if self.tray and not self.tray_open:
+            yield from self._open_tray()
+        if self.tray:
+            yield from self._tray_between()
         if self.shoe and not self.cut_out and self._drawn() >= self.cut_at:
             self.cut_out = True  # the cutting card is next: out now, and a shuffle follows
             yield self._emit({"type": "cut_card", "source": "shoe"}, 0.5, 1.0)

@@ -34,6 +34,7 @@ from sqlalchemy.engine import Connection
 
 from controller.engine import SnapshotError, Table
 from controller.engine.results import RoundResult
+from controller.events import TRAY_EVENTS
 from controller.floor.schema import PARTITIONED, Floor, ensure_partitions, month_of
 from controller.floor.settings import parse_recorded
 from controller.store.canonical import ChainRecord
@@ -92,6 +93,7 @@ class Writes:
     shoes: dict[int, dict[str, Any]] = field(default_factory=dict)
     shoe_updates: list[dict[str, Any]] = field(default_factory=list)
     checkpoints: list[dict[str, Any]] = field(default_factory=list)
+    tray: list[dict[str, Any]] = field(default_factory=list)
 
     def months(self) -> set[tuple[int, int]]:
         out = {month_of(r["started_at"]) for r in self.rounds.values()}
@@ -289,6 +291,46 @@ class TableIndex:
             }
         if kind in RECONCILING:
             self._reconciliations(kind, seq, at, out)
+        if kind in TRAY_EVENTS:
+            self._tray(kind, seq, at, out)
+
+    def _tray(self, kind: str, seq: int, at: datetime, out: Writes) -> None:
+        """The engine's record of a tray event (none when it was refused: inside a round)."""
+        table = self.fold.table
+        tray = table.tray
+        records = {
+            "tray_count": tray.counts,
+            "fill": tray.slips,
+            "credit": tray.slips,
+            "buy_in": tray.buy_in_list,
+            "drop_count": tray.drops,
+        }[kind]
+        if not records or records[-1]["event"] != table.seq:
+            return
+        r = records[-1]
+        day = tray.day
+        row: dict[str, Any] = {
+            "table_id": self.table_id,
+            "seq": seq,
+            "at": at,
+            "kind": r["kind"] if kind in ("tray_count", "fill", "credit") else kind,
+            "detail": r["kind"] if kind == "buy_in" else None,
+            "slip": r.get("slip"),
+            "amount": r.get("counted") or r["amount"],
+            "expected": r.get("expected"),
+            "difference": r.get("difference"),
+            "house_net": r.get("house_net"),
+            "buy_ins": r.get("buy_ins") if kind == "tray_count" else None,
+            "by_ids": list(r.get("by") or []),
+            "dealer": self.dealer,
+            "day_seq": None,
+        }
+        if kind == "drop_count":
+            row["kind"] = "drop"
+            row["day_seq"] = r.get("day")
+        elif day is not None:
+            row["day_seq"] = day.opener_seq if day.opener_seq else None
+        out.tray.append(row)
 
     def _reconciliations(self, kind: str, seq: int, at: datetime, out: Writes) -> None:
         """The shoes the engine has reconciled (or ended) by now, as the read model keeps them."""
@@ -452,6 +494,42 @@ _INSERT_CHECKPOINT = (
 )
 
 
+_TRAY_COLUMNS = (
+    "table_id",
+    "seq",
+    "at",
+    "kind",
+    "detail",
+    "slip",
+    "amount",
+    "expected",
+    "difference",
+    "house_net",
+    "buy_ins",
+    "by_ids",
+    "dealer",
+    "day_seq",
+)
+# Each row carries the table's running totals: the row before it (inserted earlier in the same
+# batch, or in an earlier one) plus this row's part.
+_INSERT_TRAY = (
+    f"INSERT INTO floor_tray ({', '.join(_TRAY_COLUMNS)}, cum_fills, cum_credits, cum_buy_ins, "
+    "cum_house_net, cum_difference, cum_counts) SELECT "
+    + ", ".join(f"%({c})s" for c in _TRAY_COLUMNS)
+    + ", coalesce(p.cum_fills, 0) + CASE WHEN %(kind)s = 'fill' THEN %(amount)s::numeric "
+    "ELSE 0 END, coalesce(p.cum_credits, 0) + CASE WHEN %(kind)s = 'credit' "
+    "THEN %(amount)s::numeric ELSE 0 END, coalesce(p.cum_buy_ins, 0) + CASE WHEN "
+    "%(kind)s = 'buy_in' THEN %(amount)s::numeric ELSE 0 END, coalesce(p.cum_house_net, 0) "
+    "+ coalesce(%(house_net)s::numeric, 0), coalesce(p.cum_difference, 0) + CASE WHEN "
+    "%(kind)s IN ('opener', 'check', 'closer') THEN coalesce(%(difference)s::numeric, 0) "
+    "ELSE 0 END, coalesce(p.cum_counts, 0) + CASE WHEN %(kind)s IN ('opener', 'check', "
+    "'closer') THEN 1 ELSE 0 END FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT cum_fills, "
+    "cum_credits, cum_buy_ins, cum_house_net, cum_difference, cum_counts FROM floor_tray "
+    "WHERE table_id = %(table_id)s AND seq < %(seq)s ORDER BY seq DESC LIMIT 1) p ON true "
+    "ON CONFLICT DO NOTHING"
+)
+
+
 def write(conn: Connection, out: Writes) -> None:
     if out.rounds:
         conn.exec_driver_sql(_UPSERT_ROUND, list(out.rounds.values()))
@@ -465,6 +543,8 @@ def write(conn: Connection, out: Writes) -> None:
         conn.exec_driver_sql(_UPDATE_SHOE, out.shoe_updates)
     if out.checkpoints:
         conn.exec_driver_sql(_INSERT_CHECKPOINT, out.checkpoints)
+    if out.tray:
+        conn.exec_driver_sql(_INSERT_TRAY, out.tray)
 
 
 def _table_line(conn: Connection, index: TableIndex) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlalchemy as sa
 import structlog
@@ -63,31 +64,75 @@ def open_inbox(url: str) -> tuple[Store, Store]:
 
 def ingest(url: str, tables: list[str] | None = None) -> IngestReport:
     """One pass over every table's inbox (or ``tables``')."""
-    report = IngestReport()
     floor, inbox = open_inbox(url)
     try:
-        for table_id in tables if tables is not None else inbox.table_ids():
-            try:
-                if registered_key(floor, table_id) is None:
-                    raise StoreError("no key is registered for it (floorctl floor register-key)")
-                if _nothing_new(inbox, floor, table_id):
-                    held = floor.head(table_id)
-                    report.taken[table_id] = (0, -1 if held is None else held[0])
-                    continue
-                done = ship(inbox, floor, table_ids=[table_id])
-            except (StoreError, DBAPIError) as exc:
-                why = describe(exc) if isinstance(exc, DBAPIError) else str(exc)
-                report.refused[table_id] = why
-                log.error("inbox refused: nothing of it taken in", table=table_id, why=why)
-                continue
-            count, head = done.copied.get(table_id, 0), done.heads[table_id][0]
-            report.taken[table_id] = (count, head)
-            if count:
-                log.info("taken in", table=table_id, events=count, upto=head)
+        return ingest_pass(floor, inbox, tables)
     finally:
         floor.close()
         inbox.close()
+
+
+def ingest_pass(floor: Store, inbox: Store, tables: list[str] | None = None) -> IngestReport:
+    """One pass over the open inbox (see :func:`ingest`)."""
+    report = IngestReport()
+    for table_id in tables if tables is not None else inbox.table_ids():
+        try:
+            if registered_key(floor, table_id) is None:
+                raise StoreError("no key is registered for it (floorctl floor register-key)")
+            if _nothing_new(inbox, floor, table_id):
+                held = floor.head(table_id)
+                report.taken[table_id] = (0, -1 if held is None else held[0])
+                continue
+            done = ship(inbox, floor, table_ids=[table_id])
+        except (StoreError, DBAPIError) as exc:
+            why = describe(exc) if isinstance(exc, DBAPIError) else str(exc)
+            report.refused[table_id] = why
+            log.error("inbox refused: nothing of it taken in", table=table_id, why=why)
+            note(floor, table_id, f"refused: {why}")
+            continue
+        count, head = done.copied.get(table_id, 0), done.heads[table_id][0]
+        report.taken[table_id] = (count, head)
+        if count:
+            log.info("taken in", table=table_id, events=count, upto=head)
+        note(floor, table_id, "ok")
     return report
+
+
+def note(floor: Store, table_id: str, outcome: str) -> None:
+    """Add to the ingest log what became of a table's inbox, when that changed."""
+    try:
+        with floor.engine.begin() as conn:
+            if not conn.exec_driver_sql("SELECT to_regclass('ingest_log') IS NOT NULL").scalar():
+                return
+            last = conn.exec_driver_sql(
+                "SELECT outcome FROM ingest_log WHERE table_id = %(t)s ORDER BY id DESC LIMIT 1",
+                {"t": table_id},
+            ).scalar()
+            if last == outcome or (last is None and outcome == "ok"):
+                return
+            held = floor.head(table_id)
+            conn.exec_driver_sql(
+                "INSERT INTO ingest_log (table_id, outcome, upto) VALUES (%(t)s, %(o)s, %(u)s)",
+                {"t": table_id, "o": outcome[:2000], "u": None if held is None else held[0]},
+            )
+    except DBAPIError as exc:  # the log is for the floor's pages: the ingest goes on
+        log.error("could not note the ingest's outcome", table=table_id, error=describe(exc))
+
+
+def refused_inboxes(conn: Any) -> list[dict[str, Any]]:
+    """The tables whose inbox the ingest refuses now: table, since, why (none on a floor
+    without an ingest log)."""
+    if not conn.exec_driver_sql("SELECT to_regclass('ingest_log') IS NOT NULL").scalar():
+        return []
+    rows = conn.exec_driver_sql(
+        "SELECT DISTINCT ON (table_id) table_id, at, outcome FROM ingest_log "
+        "ORDER BY table_id, id DESC"
+    ).all()
+    return [
+        {"table": str(t), "since": at, "why": str(o).removeprefix("refused: ")}
+        for t, at, o in rows
+        if str(o).startswith("refused")
+    ]
 
 
 def _nothing_new(inbox: Store, floor: Store, table_id: str) -> bool:
@@ -102,9 +147,14 @@ def _nothing_new(inbox: Store, floor: Store, table_id: str) -> bool:
 
 def follow(url: str, every: float, tables: list[str] | None = None) -> None:
     """Ingest every ``every`` seconds until stopped; a failed pass is logged and retried."""
-    while True:
-        try:
-            ingest(url, tables)
-        except (StoreError, DBAPIError) as exc:
-            log.error("ingest failed", error=describe(exc))
-        time.sleep(every)
+    floor, inbox = open_inbox(url)
+    try:
+        while True:
+            try:
+                ingest_pass(floor, inbox, tables)
+            except (StoreError, DBAPIError) as exc:
+                log.error("ingest failed", error=describe(exc))
+            time.sleep(every)
+    finally:
+        floor.close()
+        inbox.close()

@@ -60,6 +60,8 @@ def _t(times: dict[str, str] | None) -> str:
 
 
 def report_story(doc: dict[str, Any]) -> list[Flowable]:
+    from controller.floor.pit import money
+
     w = doc["window"]
     story: list[Flowable] = [
         _p(f"Table {doc['table']} — {w['label']}", H1),
@@ -71,15 +73,28 @@ def report_story(doc: dict[str, Any]) -> list[Flowable]:
         Spacer(1, 4 * mm),
     ]
     figures = [
-        ["rounds", f"{doc['rounds']} ({doc['rounds_settled']} settled, {doc['rounds_void']} void)"],
+        [
+            "rounds",
+            f"{doc['rounds']} ({doc['rounds_settled']} settled, {doc['rounds_void']} void)"
+            + (f"; {doc['rounds_in_play']} in play, not counted" if doc["rounds_in_play"] else ""),
+        ],
         ["play", f"{_t(doc['first_round'])} to {_t(doc['last_round_ended'])}"],
         ["rounds per hour", doc["rounds_per_hour"] if doc["rounds_per_hour"] is not None else "-"],
         ["hands", doc["hands"]],
-        ["total wagered", doc["wagered"]],
-        ["table result (house)", doc["result"]],
-        ["hold", doc["hold"] or "-"],
+        ["total wagered", money(doc["wagered"])],
+        ["table result (house)", money(doc["result"])],
+        ["result ÷ wagered", doc["result_pct_of_wagered"] or "-"],
         ["flags", doc["flags"]],
     ]
+    tray = doc.get("tray")
+    if tray is not None:
+        figures += [
+            ["drop", money(tray["drop"]) + ("" if tray["drop_counted"] else " (not counted yet)")],
+            ["fills, credits", f"{money(tray['fills'])}, {money(tray['credits'])}"],
+            ["win", f"{money(tray['win'])} (closing − opening + credits − fills + drop)"],
+            ["hold % (win ÷ drop)", tray["hold_pct"] or "-"],
+            ["difference", f"{money(tray['difference'])} (win − the rounds' house net)"],
+        ]
     story.append(_table(["figure", "value"], figures, [45 * mm, 125 * mm]))
     story.append(_p("Flags by rule", H2))
     story.append(
@@ -87,18 +102,18 @@ def report_story(doc: dict[str, Any]) -> list[Flowable]:
             ["rule", "count", "acknowledged", "the rule"],
             [[f["rule"], f["count"], f["acknowledged"], f["words"]] for f in doc["flags_by_rule"]]
             or [["-", 0, 0, "no flags"]],
-            [18 * mm, 16 * mm, 22 * mm, 114 * mm],
+            [16 * mm, 16 * mm, 28 * mm, 110 * mm],  # "acknowledged" on one line
         )
     )
     story.append(_p("Dealers on duty", H2))
     story.append(
         _table(
-            ["dealer", "rounds", "from", "to"],
+            ["dealer", "rounds ended", "in play", "from", "to"],
             [
-                [d["dealer"], d["rounds"], d["from"]["local"], d["to"]["local"]]
+                [d["dealer"], d["rounds"], d["in_play"], d["from"]["local"], d["to"]["local"]]
                 for d in doc["dealers"]
             ]
-            or [["(none recorded)", "", "", ""]],
+            or [["(none recorded)", "", "", "", ""]],
         )
     )
     story.append(_p("Shoes", H2))
@@ -125,7 +140,10 @@ def report_story(doc: dict[str, Any]) -> list[Flowable]:
         story.append(
             _table(
                 ["hour", "rounds", "wagered", "result"],
-                [[h["hour"], h["rounds"], h["wagered"], h["result"]] for h in doc["by_hour"]],
+                [
+                    [h["hour"], h["rounds"], money(h["wagered"]), money(h["result"])]
+                    for h in doc["by_hour"]
+                ],
             )
         )
     return story
@@ -252,6 +270,136 @@ def report_pdf(doc: dict[str, Any], path: Path) -> None:
     _build(
         report_story(doc), path, f"floorctl floor — table {doc['table']} — {doc['window']['label']}"
     )
+
+
+def pit_story(doc: dict[str, Any]) -> list[Flowable]:
+    from controller.floor.pit import money
+
+    w = doc["window"]
+    story: list[Flowable] = [
+        _p(f"Pit report — {w['label']}", H1),
+        _p(
+            f"{w['from']['local']} to {w['to']['local']} ({w['time_zone']}); month to date from "
+            f"{doc['month_from']['local']}, year to date from {doc['year_from']['local']}.",
+            BODY,
+        ),
+        _p(
+            "Win = closing count − opening count + credits − fills + drop. Hold % = win ÷ drop. "
+            "House net: the rounds' net to the house as the tables settled them. Difference: "
+            "win − house net, the money no record explains. * the drop is not counted yet: the "
+            "buy-ins recorded stand for it.",
+            SMALL,
+        ),
+        Spacer(1, 3 * mm),
+    ]
+    head = ["table", "drop", "fills", "credits", "win", "hold %", "house net", "difference"]
+    for span, title in (
+        ("window", w["label"]),
+        ("month_to_date", "Month to date"),
+        ("year_to_date", "Year to date"),
+    ):
+        story.append(_p(title, H2))
+        rows = []
+        for t in [*doc["tables"], {"table": "pit", **doc["totals"]}]:
+            f = t[span]
+            rows.append(
+                [
+                    t["table"],
+                    money(f["drop"]) + ("" if f["drop_counted"] else " *"),
+                    money(f["fills"]),
+                    money(f["credits"]),
+                    money(f["win"]),
+                    f["hold_pct"] or "–",
+                    money(f["house_net"]),
+                    money(f["difference"]),
+                ]
+            )
+        story.append(_table(head, rows))
+    story.append(_p("Dealers", H2))
+    story.append(
+        _table(
+            ["dealer", "rounds ended", "house net", "tray differences at counts", "counts"],
+            [
+                [
+                    d["dealer"],
+                    d["rounds"],
+                    money(d["house_net"]),
+                    money(d["tray_difference"]),
+                    d["counts"],
+                ]
+                for d in doc["dealers"]
+            ]
+            or [["(none)", "", "", "", ""]],
+        )
+    )
+    reg = doc["slip_register"]
+    story.append(_p("Slip register", H2))
+    story.append(
+        _table(
+            ["table", "slip", "kind", "amount", "signed by", "time", "problems"],
+            [
+                [
+                    s["table"],
+                    s["slip"],
+                    s["kind"],
+                    money(s["amount"]),
+                    ", ".join(s["by"]),
+                    s["at"]["local"],
+                    "; ".join(s["problems"]) or "–",
+                ]
+                for s in reg["slips"]
+            ]
+            or [["–", "", "", "", "", "", "no slips"]],
+        )
+    )
+    if reg["gaps"]:
+        story.append(
+            _p(
+                "Gaps in the slips' numbers: "
+                + "; ".join(
+                    f"{g['table']} between {g['after']} and {g['before']} "
+                    f"({', '.join(g['missing'])})"
+                    for g in reg["gaps"]
+                ),
+                SMALL,
+            )
+        )
+    story.append(_p("The records and who answers for them", H2))
+    verified = []
+    for h in doc["verified_against"]:
+        hd = h["head"]
+        if hd is None:
+            verified.append([h["table"], "–", "–", "–", h["signature"]])
+        else:
+            verified.append([h["table"], hd["seq"], hd["root"], hd["signed_at"], h["signature"]])
+    story.append(
+        _p(
+            "The figures rest on each table's shipped events. Each table's newest signed head "
+            "(its Merkle root over the events up to that event, signed with the table's key) "
+            "was checked against the table's registered key; `floorctl verify` checks the events "
+            "against these heads.",
+            SMALL,
+        )
+    )
+    story.append(
+        _table(["table", "head (event)", "root", "signed at", "signature"], verified or [["–"] * 5])
+    )
+    story.append(Spacer(1, 6 * mm))
+    story.append(
+        _table(
+            ["", "name", "signature", "date"],
+            [
+                ["prepared by", doc["prepared_by"], "", doc["prepared_at"]["local"]],
+                ["reviewed by", "", "", ""],
+            ],
+            [28 * mm, 60 * mm, 50 * mm, 32 * mm],
+        )
+    )
+    return story
+
+
+def pit_pdf(doc: dict[str, Any], path: Path) -> None:
+    _build(pit_story(doc), path, f"floorctl floor — pit report — {doc['window']['label']}")
 
 
 def round_pdf(doc: dict[str, Any], path: Path) -> None:

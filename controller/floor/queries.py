@@ -18,8 +18,9 @@ words the person is shown; it is logged too.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -76,6 +77,19 @@ def _money(d: Decimal) -> str:
 # ----- the floor --------------------------------------------------------------------------------
 
 
+def _stale_after() -> int:
+    text = os.environ.get("FLOORCTL_FLOOR_STALE", "120")
+    try:
+        return max(5, int(text))
+    except ValueError:
+        return 120
+
+
+# Seconds of silence after which a table's status on the floor page is marked stale
+# (FLOORCTL_FLOOR_STALE; a dealing table sends an event every few seconds).
+STALE_AFTER = _stale_after()
+
+
 def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
     """Every table on the floor, as the floor's page lists them."""
 
@@ -96,9 +110,15 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
                 if start is not None:
                     since[str(r[0])] = start
             open_flags = _open_flags(conn, since)
+            from controller.floor.ingest import refused_inboxes
+
+            refused = [{**r, "since": times(settings, r["since"])} for r in refused_inboxes(conn)]
         tables = []
+        now = datetime.now(UTC)
+        today = settings.today(now)
         for r in rows:
             devices = r[11] if isinstance(r[11], dict) else json.loads(str(r[11] or "{}"))
+            silent = int((now - r[4]).total_seconds()) if r[4] is not None else None
             by_rule, newest = open_flags.get(str(r[0]), ({}, []))
             tables.append(
                 {
@@ -117,9 +137,20 @@ def floor_view(floor: Floor, who: Who, *, log: bool = True) -> dict[str, Any]:
                     "open_flags": sum(by_rule.values()),
                     "open_flag_rules": dict(sorted(by_rule.items(), key=lambda kv: -kv[1])),
                     "newest_flags": newest,
+                    # Heard from last this many seconds ago; stale when a table not closed has
+                    # been silent longer than the floor allows (its status is then not current).
+                    "silent_for": silent,
+                    "stale": silent is not None and silent > STALE_AFTER and r[6] != "closed",
+                    "today": today.isoformat(),
                 }
             )
-        return {"tables": tables, "at": times(settings, datetime.now(UTC))}
+        return {
+            "tables": tables,
+            "refused": refused,
+            "at": times(settings, now),
+            "today": today.isoformat(),
+            "stale_after": STALE_AFTER,
+        }
 
     if not log:
         return answer()
@@ -185,12 +216,38 @@ def locate_round(
         raise InputError("give a time (--at) or a round number (--round)")
     moment, minute_only = settings.local_instant(at)
     params = {"t": table_id, "at": moment}
+    # In play at that moment by the table's clock: one round, or (after its clock was set back)
+    # more, each named with its events; their order is their events' numbers, never the clock.
+    during = conn.exec_driver_sql(
+        f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
+        "AND started_at <= %(at)s AND (ended_at IS NULL OR ended_at >= %(at)s) "
+        "ORDER BY first_seq",
+        params,
+    ).all()
+    if len(during) == 1:
+        return during[0]
+    if len(during) > 1:
+        raise InputError(_overlapping(conn, table_id, during, settings.local(moment)))
     row = conn.exec_driver_sql(
         f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
         "AND started_at <= %(at)s ORDER BY started_at DESC LIMIT 1",
         params,
     ).first()
-    if row is not None and (row[2] is None or row[2] >= moment):
+    if row is not None and row[2] is None:
+        # Begun and not ended: in play only while the table was still heard from. A table gone
+        # silent (past the floor's stale limit) was not playing it at a later time.
+        heard = conn.exec_driver_sql(
+            "SELECT last_event_at FROM floor_tables WHERE table_id = %(t)s", params
+        ).scalar()
+        if heard is not None and moment > heard + timedelta(seconds=STALE_AFTER):
+            raise NotFound(
+                f"no round was in play at table {table_id} at {settings.local(moment)} "
+                f"({settings.utc(moment)}); round {row[0]} began at {settings.local(row[1])} "
+                f"and has not ended: the table was last heard at {settings.local(heard)}, "
+                f"silent since (see it with --round {row[0]})"
+            )
+        return row
+    if row is not None and row[2] >= moment:
         return row
     nxt = conn.exec_driver_sql(
         f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
@@ -212,6 +269,29 @@ def locate_round(
     elif nxt is None:
         parts.append("no later round on the floor")
     raise NotFound("; ".join(parts))
+
+
+def _overlapping(conn: Connection, table_id: str, rows: Sequence[Any], shown: str) -> str:
+    """Why a time names more than one round: the rounds, in the order they were played, and
+    the ``clock`` events that set the table's clock back between them."""
+    rounds = [f"round {r[0]} (events {r[4]} to {r[7] if r[7] is not None else '…'})" for r in rows]
+    clocks = [
+        int(seq)
+        for (seq,) in conn.exec_driver_sql(
+            "SELECT seq FROM events WHERE table_id = %(t)s AND type = 'clock' "
+            "AND seq > %(a)s AND seq < %(b)s ORDER BY seq",
+            {"t": table_id, "a": int(rows[0][4]), "b": int(rows[-1][4])},
+        )
+    ]
+    why = (
+        f"the table's clock was set back in between (clock event {', '.join(map(str, clocks))})"
+        if clocks
+        else "their recorded times overlap"
+    )
+    return (
+        f"{len(rows)} rounds were in play at table {table_id} at {shown} by its clock: "
+        f"{' and '.join(rounds)}, played in that order; {why}. Ask for one by --round N"
+    )
 
 
 def find_round(
@@ -321,7 +401,7 @@ def rounds_in(floor: Floor, who: Who, table_id: str, window: Window) -> dict[str
             known_table(floor, conn, table_id)
             rows = conn.exec_driver_sql(
                 f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
-                "AND started_at >= %(a)s AND started_at < %(b)s ORDER BY started_at",
+                "AND started_at >= %(a)s AND started_at < %(b)s ORDER BY first_seq",
                 {"t": table_id, "a": window.start, "b": window.end},
             ).all()
         return {
@@ -453,9 +533,24 @@ def report(floor: Floor, who: Who, table_id: str, window: Window) -> dict[str, A
                 "SELECT game FROM tables WHERE table_id = %(t)s", {"t": table_id}
             ).scalar()
             rows, flag_rows, shoe_rows, words = report_rows(conn, table_id, window)
-        return summarise(settings, table_id, str(game), window, rows, flag_rows, shoe_rows, words)
+            tray = table_tray(conn, table_id, window)
+        doc = summarise(settings, table_id, str(game), window, rows, flag_rows, shoe_rows, words)
+        doc["tray"] = tray
+        return doc
 
     return logged(floor, who, "report", params, answer)
+
+
+def table_tray(conn: Connection, table_id: str, window: Window) -> dict[str, Any] | None:
+    """The table's tray over the window (:mod:`controller.floor.pit`): None when it has no
+    count in it."""
+    from controller.floor.pit import drops_of, figures, rows_of
+
+    rows = rows_of(conn, window.start, window.end, table_id)
+    counted = [r for r in rows if r.kind != "drop"]
+    if not any(r.kind in ("opener", "check", "closer") for r in counted):
+        return None
+    return figures(counted, drops_of(rows)).to_dict()
 
 
 def report_rows(
@@ -466,7 +561,7 @@ def report_rows(
     params = {"t": table_id, "a": window.start, "b": window.end}
     rows = conn.exec_driver_sql(
         f"SELECT {ROUND_COLUMNS} FROM floor_rounds WHERE table_id = %(t)s "
-        "AND started_at >= %(a)s AND started_at < %(b)s ORDER BY started_at",
+        "AND started_at >= %(a)s AND started_at < %(b)s ORDER BY first_seq",
         params,
     ).all()
     flag_rows = conn.exec_driver_sql(
@@ -513,9 +608,13 @@ def summarise(
         h["result"] += Decimal(r[13])
     dealers: dict[str, dict[str, Any]] = {}
     for r in rows:
+        done = r[3] in ("settled", "void")
         for d in r[9] or []:
-            e = dealers.setdefault(d, {"dealer": d, "rounds": 0, "from": r[1], "to": r[2] or r[1]})
-            e["rounds"] += 1
+            e = dealers.setdefault(
+                d, {"dealer": d, "rounds": 0, "in_play": 0, "from": r[1], "to": r[2] or r[1]}
+            )
+            # Rounds ended, as the report's own count; a round still in play apart.
+            e["rounds" if done else "in_play"] += 1
             e["from"] = min(e["from"], r[1])
             e["to"] = max(e["to"], r[2] or r[1])
     shoes = [
@@ -546,7 +645,11 @@ def summarise(
         "hands": hands,
         "wagered": _money(wagered),
         "result": _money(result),
-        "hold": (f"{(result / wagered * 100).quantize(Decimal('0.01'))}%" if wagered else None),
+        # The house's result as a share of what was wagered: not "hold" (the trade's hold is
+        # win / drop, the tray's figure below).
+        "result_pct_of_wagered": (
+            f"{(result / wagered * 100).quantize(Decimal('0.01'))}%" if wagered else None
+        ),
         "flags_by_rule": [
             {
                 "rule": f[0],
@@ -561,6 +664,7 @@ def summarise(
             {
                 "dealer": d["dealer"],
                 "rounds": d["rounds"],
+                "in_play": d["in_play"],
                 "from": times(settings, d["from"]),
                 "to": times(settings, d["to"]),
             }

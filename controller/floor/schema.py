@@ -23,7 +23,14 @@ SCHEMA_VERSION = "1"
 # Serialises the floor's DDL and partition creation between processes (serve, the CLI).
 DDL_LOCK = 0x666C6F6F72444400  # "floorDD\0"
 PARTITIONED = ("floor_rounds", "floor_flags")
-READ_MODEL = ("floor_rounds", "floor_flags", "floor_shoes", "floor_checkpoints", "floor_tables")
+READ_MODEL = (
+    "floor_rounds",
+    "floor_flags",
+    "floor_shoes",
+    "floor_tray",
+    "floor_checkpoints",
+    "floor_tables",
+)
 
 
 class FloorError(StoreError):

@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS floor_rounds (
 ) PARTITION BY RANGE (started_at);
 
 CREATE INDEX IF NOT EXISTS floor_rounds_by_number ON floor_rounds (table_id, round);
+CREATE INDEX IF NOT EXISTS floor_rounds_by_start ON floor_rounds (started_at);
 
 CREATE TABLE IF NOT EXISTS floor_flags (
     table_id text NOT NULL,
@@ -88,6 +89,41 @@ CREATE TABLE IF NOT EXISTS floor_shoes (
 );
 
 CREATE INDEX IF NOT EXISTS floor_shoes_by_time ON floor_shoes (table_id, loaded_at);
+
+-- The chip tray and the drop of each table (the engine's tray records, one row per event):
+-- counts (opener, check, closer) with what the tray should have held, fills and credits with
+-- their slips, buy-ins, the count room's drops. day_seq: the opener of the gaming day the
+-- event belongs to (a drop: the day it counts).
+CREATE TABLE IF NOT EXISTS floor_tray (
+    table_id text NOT NULL,
+    seq bigint NOT NULL,
+    at timestamptz NOT NULL,
+    kind text NOT NULL,                -- opener | check | closer | fill | credit | buy_in | drop
+    detail text,                       -- a buy-in's cash | marker
+    slip text,
+    amount numeric(20, 2) NOT NULL,    -- counted, on the slip, bought in, dropped
+    expected numeric(20, 2),           -- a count: what the tray should have held
+    difference numeric(20, 2),         -- a count: counted - expected; a drop: drop - buy-ins
+    house_net numeric(20, 2),          -- a count: the rounds' house net since the last count
+    buy_ins numeric(20, 2),            -- a count: the buy-ins since the last count
+    by_ids text[] NOT NULL DEFAULT '{}',
+    dealer text,
+    day_seq bigint,
+    -- The table's running totals up to and including this row (a span's figure is the
+    -- difference between its last count's and its first count's): fills, credits, buy-ins,
+    -- and at its counts the rounds' house net, the tray's differences, the counts themselves.
+    cum_fills numeric(20, 2) NOT NULL DEFAULT 0,
+    cum_credits numeric(20, 2) NOT NULL DEFAULT 0,
+    cum_buy_ins numeric(20, 2) NOT NULL DEFAULT 0,
+    cum_house_net numeric(20, 2) NOT NULL DEFAULT 0,
+    cum_difference numeric(20, 2) NOT NULL DEFAULT 0,
+    cum_counts bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (table_id, seq)
+);
+
+CREATE INDEX IF NOT EXISTS floor_tray_by_time ON floor_tray (at);
+CREATE INDEX IF NOT EXISTS floor_tray_counts ON floor_tray (table_id, at)
+    WHERE kind IN ('opener', 'check', 'closer');
 
 -- Engine checkpoints (Table.snapshot()) taken just before each shuffle: a round is rebuilt
 -- from the last one before it, not from the table line. 'resume' checkpoints let the indexer

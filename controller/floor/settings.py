@@ -190,6 +190,10 @@ class FloorSettings:
             raise InputError(f"{end_text!r} is not after {start_text!r}")
         return Window(start, end, f"{start_text} to {end_text}")
 
+    def today(self, now: datetime | None = None) -> date:
+        """The gaming day going on now (before the first shift starts, the day before's)."""
+        return self.shift_of(now or datetime.now(UTC))[0]
+
     def shift_of(self, moment: datetime) -> tuple[date, str]:
         """The gaming day and shift an instant falls in."""
         local = moment.astimezone(self.tz)

@@ -134,11 +134,21 @@ def format_report(doc: dict[str, Any]) -> str:
             str(doc["rounds_per_hour"] if doc["rounds_per_hour"] is not None else "-"),
         ),
         ("hands", str(doc["hands"])),
-        ("total wagered", doc["wagered"]),
-        ("table result", f"{doc['result']} (what the house won)"),
-        ("hold", doc["hold"] or "-"),
+        ("total wagered", _dollars(doc["wagered"])),
+        ("table result", f"{_dollars(doc['result'])} (what the house won)"),
+        ("result/wagered", doc["result_pct_of_wagered"] or "-"),
         ("flags", str(doc["flags"])),
     ]
+    tray = doc.get("tray")
+    if tray is not None:
+        drop = _dollars(tray["drop"]) + ("" if tray["drop_counted"] else " (not counted yet)")
+        rows += [
+            ("drop", drop),
+            ("fills, credits", f"{_dollars(tray['fills'])}, {_dollars(tray['credits'])}"),
+            ("win", f"{_dollars(tray['win'])} (closing - opening + credits - fills + drop)"),
+            ("hold %", f"{tray['hold_pct'] or '-'} (win / drop)"),
+            ("difference", f"{_dollars(tray['difference'])} (win - the rounds' house net)"),
+        ]
     out = [f"{k:<16} {v}" for k, v in rows]
     if doc["flags_by_rule"]:
         out.append("")
@@ -153,6 +163,7 @@ def format_report(doc: dict[str, Any]) -> str:
         out.append(
             f"  {d['dealer']:<12} {d['rounds']:>5} rounds  {d['from']['local']} to "
             f"{d['to']['local']}"
+            + (f"  (+{d['in_play']} in play)" if d.get("in_play") else "")
         )
     out.append("")
     out.append(
@@ -173,8 +184,17 @@ def format_report(doc: dict[str, Any]) -> str:
         out.append("")
         out.append(f"{'hour':<17} {'rounds':>6} {'wagered':>10} {'result':>10}")
         for h in doc["by_hour"]:
-            out.append(f"{h['hour']:<17} {h['rounds']:>6} {h['wagered']:>10} {h['result']:>10}")
+            out.append(
+                f"{h['hour']:<17} {h['rounds']:>6} {_dollars(h['wagered']):>10} "
+                f"{_dollars(h['result']):>10}"
+            )
     return "\n".join(out)
+
+
+def _dollars(text: str | None) -> str:
+    from controller.floor.pit import money
+
+    return money(text)
 
 
 def format_flags(doc: dict[str, Any]) -> str:
@@ -209,6 +229,11 @@ def format_floor(doc: dict[str, Any]) -> str:
             f"{t['table']:<8} {t['game']:<18} {t['status']:<15} "
             f"{t['round_in_play'] or '-':>6} {t['last_event']['local'] or '-':<24} "
             f"{t['open_flags']:>10}  {devices}"
+        )
+    for r in doc.get("refused", []):
+        out.append(
+            f"table {r['table']}: its inbox is refused since {r['since']['local']}, nothing "
+            f"after it taken in: {r['why']}"
         )
     return "\n".join(out)
 

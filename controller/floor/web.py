@@ -56,6 +56,7 @@ from starlette.background import BackgroundTask
 from controller.floor import queries, users
 from controller.floor.audit import Who, log_lookup, lookups
 from controller.floor.indexer import Indexer
+from controller.floor.pit import money
 from controller.floor.protect import flags_since
 from controller.floor.schema import Floor
 from controller.floor.settings import InputError, NotFound, Window
@@ -83,6 +84,7 @@ templates = Environment(
     autoescape=select_autoescape(["html"]),
 )
 templates.filters["dash"] = lambda v: "–" if v is None else v
+templates.filters["dollars"] = lambda v: money(None if v is None else str(v))
 templates.filters["pct"] = lambda v: "–" if v is None else f"{v * 100:+.2f}%"
 
 
@@ -272,16 +274,17 @@ def create_app(floor: Floor, guard: Guard | None = None) -> FastAPI:
         return _page("error.html", status, **base(user, message=message))
 
     def window_of(request: Request) -> Window:
-        q = request.query_params
+        return window_in(request.query_params)
+
+    def window_in(q: Any) -> Window:
         start, end, date = q.get("from") or None, q.get("to") or None, q.get("date") or None
         shift = q.get("shift") or None
         if start or end:
             if not (start and end):
                 raise InputError("give both “from” and “to”")
             return settings.range(start, end)
-        if not date:
-            raise InputError("give a gaming day (date) or a time range (from, to)")
-        day = settings.parse_date(date)
+        # No day given: today's gaming day (the floor page's links, the flags page opened).
+        day = settings.parse_date(date) if date else settings.today()
         return settings.shift(day, shift) if shift else settings.gaming_day(day)
 
     # ----- logging in -------------------------------------------------------------------------
@@ -397,19 +400,19 @@ def create_app(floor: Floor, guard: Guard | None = None) -> FastAPI:
     @app.get("/flags")
     @guarded("flags")
     def flags_page(request: Request, user: users.User) -> Response:
-        q = request.query_params
-        doc = None
-        if q.get("date") or q.get("from"):
-            window = _day(dict(q)) if q.get("shift") else window_of(request)
-            doc = queries.flags(
-                floor,
-                who_of(request, user),
-                window,
-                rule=q.get("rule") or None,
-                table_id=q.get("table") or None,
-                dealer=q.get("dealer") or None,
-                shift=q.get("shift") or None,
-            )
+        q = dict(request.query_params)
+        if not q.get("from") and not q.get("to") and not q.get("date"):
+            q["date"] = settings.today().isoformat()  # opened from the menu: today's flags
+        window = _day(q) if q.get("shift") else window_in(q)
+        doc = queries.flags(
+            floor,
+            who_of(request, user),
+            window,
+            rule=q.get("rule") or None,
+            table_id=q.get("table") or None,
+            dealer=q.get("dealer") or None,
+            shift=q.get("shift") or None,
+        )
         return _page("flags.html", **base(user, doc=doc, q=dict(q), tables=_tables(floor)))
 
     def _day(q: dict[str, str]) -> Window:
@@ -435,6 +438,34 @@ def create_app(floor: Floor, guard: Guard | None = None) -> FastAPI:
         doc = queries.report(floor, who_of(request, user), q.get("table") or "", window_of(request))
         tmp = Path(tempfile.mkdtemp(prefix="floor-report-"))
         path = tmp / f"report-{doc['table']}.pdf"
+        write_pdf(doc, path)
+        return FileResponse(
+            path,
+            media_type="application/pdf",
+            filename=path.name,
+            background=BackgroundTask(shutil.rmtree, tmp, True),
+        )
+
+    @app.get("/pit")
+    @guarded("report")
+    def pit_page(request: Request, user: users.User) -> Response:
+        from controller.floor.pit import pit_report
+
+        q = request.query_params
+        if not q.get("date") and not q.get("from"):
+            return _page("pit_form.html", **base(user, q=dict(q)))
+        doc = pit_report(floor, who_of(request, user), window_of(request))
+        return _page("pit.html", **base(user, doc=doc, query=request.url.query))
+
+    @app.get("/pit.pdf")
+    @guarded("report")
+    def pit_pdf(request: Request, user: users.User) -> Response:
+        from controller.floor.pdf import pit_pdf as write_pdf
+        from controller.floor.pit import pit_report
+
+        doc = pit_report(floor, who_of(request, user), window_of(request))
+        tmp = Path(tempfile.mkdtemp(prefix="floor-pit-"))
+        path = tmp / "pit-report.pdf"
         write_pdf(doc, path)
         return FileResponse(
             path,

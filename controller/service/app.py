@@ -31,7 +31,6 @@ from controller.service.gate import allowed_names, timed_http
 from controller.service.pin import PinGuard
 from controller.service.sdnotify import Notifier, WatchdogPinger
 from controller.service.startup import (
-    RecorderLock,
     StartRefused,
     check_store_is_this_tables,
     load_table_key,
@@ -40,6 +39,7 @@ from controller.service.startup import (
 from controller.service.web import Heartbeat, create_app
 from controller.store.checkpoint import DEFAULT_EVERY, KEEP_ROUNDS
 from controller.store.clockwatch import FORWARD_BOUND, ClockWatch
+from controller.store.lock import RecorderLock
 from controller.store.recorder import Recorder, utc_now
 from controller.store.repository import Store
 from controller.store.spool import DEFAULT_RESERVE
@@ -165,7 +165,11 @@ def open_table(
             if server_lock is not None:
                 locks.append(server_lock)
             check_store_is_this_tables(store, table_id)
-            where = default_spool(store, table_id, spool_dir) if spool else None
+            try:
+                where = default_spool(store, table_id, spool_dir) if spool else None
+            except StoreError as exc:  # a config's fault: [store] spool_dir
+                said = str(exc) if store.name in str(exc) else f"audit store {store.name}: {exc}"
+                raise StartRefused(said) from exc
             recorder = Recorder.open(
                 store,
                 table_line,

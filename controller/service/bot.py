@@ -31,6 +31,7 @@ import structlog
 from controller.engine import DayState, Decision, Kind, Role
 from controller.service.core import TableService
 from controller.service.flags import needs
+from controller.service.trayday import TrayDay
 from controller.sim.strategy import Strategy, StrategyError, load_strategy, strategy_path
 
 log = structlog.get_logger("floorctl.bot")
@@ -99,6 +100,7 @@ class DealerBot:
         supervisor: str = "demo",
         read_pause: float = 2.0,
         after_call: Callable[[int], None] | None = None,
+        tray: TrayDay | None = None,
     ) -> None:
         self.service = service
         self.cards = cards  # None: new_shoe() does the shoe change, with no opening
@@ -115,6 +117,7 @@ class DealerBot:
         self.after_call = after_call  # called with the round's number after "no more bets"
         self._reading: tuple[tuple[int, str], float] | None = None  # the flag being read
         self.seen_flags = 0  # flags this bot acknowledged (or had its supervisor resolve)
+        self.tray = tray  # the pit's day at the tray (controller.service.trayday), or None
         self.strategy = strategy if strategy is not None else _default_strategy(service)
         self._declined: set[tuple[Any, ...]] = set()
         self._placed: Wagers = {}
@@ -229,6 +232,12 @@ class DealerBot:
             self.place_wagers({})  # the dealer pays and collects; players pick up their chips
         if self._settled_at is not None and now - self._settled_at < self.settle_pause:
             return "wait"  # the dealer pays and collects; the screen shows the payouts
+        last = bool(self.max_rounds) and look.rounds_played >= self.max_rounds
+        if self.tray is not None and not self._placed and (last or not shuffle_due):
+            # Between rounds with a shoe loaded (so after the table's opening), or the day over.
+            done = self.tray.step(look.rounds_played, self.max_rounds)
+            if done:
+                return done
         if self.max_rounds and look.rounds_played >= self.max_rounds:
             return "wait"
         if shuffle_due:  # no shoe loaded, or the cutting card came out (16.9, 16.10)

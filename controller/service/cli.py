@@ -95,6 +95,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="decks in the shoe (default: the game's)",
     )
     demo.add_argument(
+        "--mispay",
+        type=argtypes.money,
+        default=None,
+        metavar="AMOUNT",
+        help="a fault: the dealer pays AMOUNT too much in round 2; the next tray count finds it",
+    )
+    demo.add_argument(
         "--no-camera",
         action="store_true",
         help="no camera stand-in: the demo's supervisor enters the wagers by hand",
@@ -209,6 +216,7 @@ def _demo(args: argparse.Namespace) -> int:
         game=args.game,
         decks=args.decks,
         camera=not args.no_camera,
+        mispay=args.mispay,
     )
     demo = Demo(options)
     try:

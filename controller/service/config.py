@@ -449,6 +449,7 @@ def config_from_dict(
             except ValueError as exc:
                 # The camera driver's errors already name the file, key and value.
                 raise ConfigError.named_by(path, "[camera]", str(exc)) from None
+        _camera_boxes_fit(path, setup.boxes, camera)
     return ServiceConfig(
         path=path,
         table=table_line,
@@ -462,6 +463,36 @@ def config_from_dict(
         camera=camera,
         camera_raw=dict(camera_raw) if isinstance(camera_raw, Mapping) else {},
     )
+
+
+def _camera_boxes_fit(path: Path, boxes: int, camera: Any) -> None:
+    """The camera's box areas are the table's boxes, 1 to [table] boxes, every one of them: a
+    box the camera watches that the table does not have, or a box of the table the camera
+    does not watch, is refused naming both."""
+    areas = sorted(int(a.box) for a in getattr(camera, "boxes", ()) or ())
+    if not areas:
+        return
+    extra = [b for b in areas if b > boxes]
+    unseen = [b for b in range(1, boxes + 1) if b not in areas]
+    listed = ", ".join(map(str, areas))
+    if extra:
+        raise ConfigError(
+            path,
+            "[table] boxes",
+            boxes,
+            f"the camera's [[camera.boxes]] are boxes {listed}: box "
+            f"{', '.join(map(str, extra))} is not on this table (remove its area, or give the "
+            "table's real number of boxes)",
+        )
+    if unseen:
+        raise ConfigError(
+            path,
+            "[table] boxes",
+            boxes,
+            f"the camera's [[camera.boxes]] are boxes {listed}: box "
+            f"{', '.join(map(str, unseen))} has no area, so the camera would never see its "
+            "wagers (calibrate the layout with every box)",
+        )
 
 
 __all__ = [

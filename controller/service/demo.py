@@ -232,6 +232,8 @@ class DemoOptions:
     quiet: bool = False
     table_id: str = "DEMO"
     read_pause: float = 2.0  # seconds the dealer reads a flag before tapping "Seen"
+    tray: bool = True  # the pit's day at the tray: opener, fill, buy-ins, checks, closer, drop
+    mispay: Decimal | None = None  # the dealer pays this much too much in round 2
 
 
 class Demo:
@@ -317,6 +319,17 @@ class Demo:
                 place = camera.place
         if self.camera is None:
             service.set_device("camera", "off", "demo without the camera: wagers entered by hand")
+        tray = None
+        if opts.tray:
+            from controller.service.trayday import TrayDay
+
+            tray = TrayDay(
+                service,
+                random.Random(opts.seed),
+                dealer="dana",
+                supervisor="demo",
+                mispay=opts.mispay,
+            )
         self.bot = DealerBot(
             service,
             draw=self._draw,
@@ -330,6 +343,7 @@ class Demo:
             supervisor="demo",
             read_pause=opts.read_pause,
             after_call=self._after_call,
+            tray=tray,
         )
         table.stoppers.append(self.bot.stop)
         return table
@@ -534,7 +548,12 @@ class Demo:
                 )
                 last = line
             played = self.table.service.view().rounds_played
-            if self.options.rounds and played >= self.options.rounds:
+            tray = self.bot.tray if self.bot is not None else None
+            if (
+                self.options.rounds
+                and played >= self.options.rounds
+                and (tray is None or tray.done)
+            ):
                 loop.call_soon_threadsafe(_finish, finished)
                 return
             time.sleep(0.2)

@@ -25,7 +25,18 @@ from typing import Any
 from controller.cards import is_card
 from controller.engine.decisions import Decision, Kind
 
-SUPERVISOR_RULES = frozenset({"16.5", "16.7", "6.1", "shoe"})
+SUPERVISOR_RULES = frozenset({"16.5", "16.7", "6.1", "shoe", "tray", "slip"})
+# What the tray's flags mean (the rule sets have no words for them: they are the table's own).
+TRAY_WORDS = {
+    "tray": (
+        "The tray must hold what the last count, the slips, the rounds' results and the buy-ins "
+        "explain. A difference is a mispay, chips taken, or a round or a buy-in not recorded."
+    ),
+    "slip": (
+        "A fill or credit slip is numbered once and signed by two people, its chips add to its "
+        "amount, and the opener's chips are the last closer's."
+    ),
+}
 # Decisions refused by the engine: not recorded as taken, play goes on as the screen shows.
 _REFUSALS = frozenset(
     {"turn", "9", "10.1", "10.2", "10.3", "10.4", "12.1", "12.3", "12.4", "12.8", "13.1", "13.3"}
@@ -74,6 +85,8 @@ def banner(
         words = _MISREAD_WORDS
     elif kind == "clock" and not words:
         words = _CLOCK_WORDS
+    if not words and rule in TRAY_WORDS:
+        words = TRAY_WORDS[rule]
     return {
         **flag,
         "case": kind,
@@ -157,6 +170,11 @@ _DIRECTIONS = {
     "clock": "Play on; tell the supervisor, who has the table's clock checked.",
     "dealer": "Complete the dealer's hand first; only then the next round's wagers.",
     "shoe": "Call the supervisor: the shoe's cards do not add up.",
+    "tray": (
+        "Stop: touch nothing in the tray. The supervisor recounts it with you; if the "
+        "difference stands, surveillance reviews the rounds since the last count."
+    ),
+    "slip": "Call the supervisor: the slip or the count is corrected before play goes on.",
     "shoe:misread": (
         "Do not deal on: the supervisor enters the card by hand (or marks that no card left)."
     ),

@@ -9,19 +9,15 @@ journal. Each message names the file or store and says what to do.
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import fcntl
-import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from controller.service.errors import StartError
 
 if TYPE_CHECKING:
     from controller.store.keys import SigningKey
+    from controller.store.lock import RecorderLock
     from controller.store.repository import Store
 
 
@@ -54,6 +50,11 @@ def key_problem(path: Path | str) -> str | None:
         )
     if not stat.S_ISREG(info.st_mode):
         return f"signing key {path}: not a regular file"
+    if _is_public_key(path):  # table.pub named for table.key: chmod is not the fix
+        return (
+            f"signing key {path}: is a public key; name the private key "
+            "(table.key, made with table.pub by floorctl keygen)"
+        )
     mode = stat.S_IMODE(info.st_mode)
     if mode & 0o077:
         return (
@@ -95,110 +96,16 @@ def _is_public_key(path: Path) -> bool:
 # ----- one recorder per store ---------------------------------------------------------------
 
 
-@dataclass
-class RecorderLock:
-    """The lock a running table holds on its store; :meth:`release` gives it back (the OS
-    gives it back anyway when the process ends, a crash included)."""
-
-    where: str
-    _fd: int | None = None
-    _conn: Any = None
-
-    def release(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            with contextlib.suppress(OSError):
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with contextlib.suppress(Exception):  # a lost connection has lost its lock too
-                conn.invalidate()  # the session ends, and its lock with it (not pooled)
-                conn.close()
-
-
-def lock_path(db: Path) -> Path:
-    """The lock file of a SQLite store: beside it, ``<store>.lock``."""
-    return db.with_name(db.name + ".lock")
-
-
-def lock_sqlite(db: Path) -> RecorderLock:
-    """An exclusive ``flock`` on ``<store>.lock``, taken without waiting; StartRefused if
-    another process holds it. (SQLite's own locks are POSIX record locks, which ``flock``
-    does not touch.)"""
-    where = lock_path(db)
-    try:
-        fd = os.open(where, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o640)
-    except OSError as exc:
-        raise StartRefused(
-            f"audit store {db}: cannot open its lock file {where} ({exc.strerror}): the "
-            "store's directory must be writable by the service's user"
-        ) from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        holder = _holder(fd)
-        os.close(fd)
-        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            raise StartRefused(
-                f"audit store {db}: another floorctl is recording on it{holder} (it holds "
-                f"{where}); stop it first (systemctl stop floorctl): two recorders on one "
-                "store would part its log"
-            ) from None
-        raise StartError(f"audit store {db}: cannot lock {where}: {exc.strerror}") from None
-    with contextlib.suppress(OSError):
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
-    return RecorderLock(str(where), _fd=fd)
-
-
-def _holder(fd: int) -> str:
-    with contextlib.suppress(OSError, ValueError):
-        pid = int(os.pread(fd, 32, 0).decode("ascii").strip() or "0")
-        if pid > 0:
-            return f" (process {pid})"
-    return ""
-
-
-def lock_postgres(store: Store, table_id: str) -> RecorderLock:
-    """A session advisory lock for this table in this database and schema, held on a
-    connection of its own for as long as the table runs; StartRefused if taken."""
-    conn = store.engine.connect()
-    try:
-        got = conn.exec_driver_sql(
-            "SELECT pg_try_advisory_lock(('x' || substr(md5('floorctl-recorder/' || "
-            "current_database() || '/' || current_schema() || '/' || %(t)s), 1, 16))"
-            "::bit(64)::bigint)",
-            {"t": table_id},
-        ).scalar()
-        conn.commit()  # the lock is the session's, not the transaction's
-    except Exception:
-        conn.close()
-        raise
-    if not got:
-        conn.close()
-        raise StartRefused(
-            f"audit store {store.name}: another floorctl is recording table {table_id} on it "
-            "(it holds the table's advisory lock); stop it first: two recorders on one store "
-            "would part its log"
-        )
-    return RecorderLock(f"{store.name} advisory lock for table {table_id}", _conn=conn)
-
-
 def lock_store(store_url: str, table_id: str, store: Store | None = None) -> RecorderLock | None:
-    """The recorder's lock on its store: a SQLite file's ``flock`` (taken before the store is
-    opened), or, with ``store``, a PostgreSQL advisory lock. None for an in-memory store."""
-    from controller.store.db import normalize_url, sqlite_path
+    """The recorder's lock on its store (:func:`controller.store.lock.lock_store`), a lock held
+    by another process refused as :class:`StartRefused`."""
+    from controller.store.lock import StoreLocked
+    from controller.store.lock import lock_store as take
 
-    url = normalize_url(store_url)
-    if url.startswith("sqlite"):
-        path = sqlite_path(url)
-        if path is None or store is not None:
-            return None
-        return lock_sqlite(path)
-    if store is None:
-        return None
-    return lock_postgres(store, table_id)
+    try:
+        return take(store_url, table_id, store)
+    except StoreLocked as exc:
+        raise StartRefused(str(exc)) from None
 
 
 # ----- a store of this table ----------------------------------------------------------------

@@ -1,7 +1,8 @@
 """What a tap on the dealer's screen may carry: one strict schema per tap type and per role.
 
 A dealer's tap (no PIN) carries only the fields a dealer sets: the box, the player, an amount,
-the cutting card. Corrections (``correction_of``), notes and deck serials come only from a
+the cutting card, and the serial of a deck the dealer begins to inspect (typed from the deck's
+box when the shoe has no reader; the inspection names who opened the day). Corrections (``correction_of``), notes and deck serials come only from a
 supervisor (behind the PIN) or the shoe reader; a field a tap type does not name is refused,
 and so is a value of the wrong kind (``"box": "2"``, ``"type": ["stand"]``). The service fills
 in what the screen must not choose: the time, the source and the actor.
@@ -35,6 +36,10 @@ Reason = Annotated[str, Field(min_length=1, max_length=200)]
 Id = Annotated[str, Field(min_length=1, max_length=64)]
 Pin = Annotated[str, Field(min_length=1, max_length=32)]
 Step = Literal["spread", "chemmy", "stack", "riffle", "cut"]
+Denomination = Annotated[str, Field(pattern=r"^[0-9]{1,9}(\.[0-9]{1,2})?$")]
+ChipCount = Annotated[StrictInt, Field(ge=0, le=1_000_000)]
+Chips = Annotated[dict[Denomination, ChipCount], Field(min_length=1, max_length=32)]
+SlipNumber = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]{0,31}$")]
 
 
 class _Tap(BaseModel):
@@ -79,7 +84,14 @@ class RescueTap(_Tap):
 
 
 class BareTap(_Tap):
-    type: Literal["peek", "no_more_bets", "offer_insurance", "inspect", "inspect_end", "shoe_end"]
+    type: Literal["peek", "no_more_bets", "offer_insurance", "inspect_end", "shoe_end"]
+
+
+class InspectTap(_Tap):
+    """A deck's inspection begins (6.1); its serial typed when the reader cannot decode it."""
+
+    type: Literal["inspect"]
+    deck: Serial | None = None
 
 
 class ShuffleTap(_Tap):
@@ -115,12 +127,23 @@ class StepTap(_Tap):
     step: Step
 
 
+class BuyInTap(_Tap):
+    """A cash buy-in: the dealer takes the cash to the drop box and gives chips of its value."""
+
+    type: Literal["buy_in"]
+    kind: Literal["cash"] = "cash"
+    amount: Amount
+    box: Box | None = None
+
+
 DealerTap = Annotated[
-    BoxTap
+    BuyInTap
+    | BoxTap
     | AmountTap
     | SplitTap
     | RescueTap
     | BareTap
+    | InspectTap
     | ShuffleTap
     | AcknowledgeTap
     | CardTap
@@ -185,8 +208,42 @@ class DayAction(_Tap):
     type: Literal["open_table", "close_table"]
 
 
+class TrayCountAction(_Tap):
+    """The tray counted by denomination, with the dealer (the service adds both ids)."""
+
+    type: Literal["tray_count"]
+    kind: Literal["opener", "check", "closer"]
+    chips: Chips
+
+
+class SlipAction(_Tap):
+    """A fill or a credit: its slip's number, its chips, and the runner who carried them (the
+    service adds the supervisor's and the dealer's ids)."""
+
+    type: Literal["fill", "credit"]
+    slip: SlipNumber
+    chips: Chips
+    runner: Id
+
+    def event(self) -> dict[str, Any]:
+        out = super().event()
+        del out["runner"]
+        out["by"] = [self.runner]
+        return out
+
+
+class MarkerAction(_Tap):
+    type: Literal["buy_in"]
+    kind: Literal["marker", "cash"]
+    amount: Amount
+    box: Box | None = None
+
+
 SupervisorAction = Annotated[
-    VoidAction
+    TrayCountAction
+    | SlipAction
+    | MarkerAction
+    | VoidAction
     | ReshuffleAction
     | CardAction
     | BetAction

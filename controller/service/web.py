@@ -305,7 +305,13 @@ def create_app(
         source = _source(event["type"], "supervisor")
         if event["type"] == "open_table":
             event["by"] = service.opening_by(who)
+        if event["type"] in ("tray_count", "fill", "credit"):
+            # Signed by those present: (the runner,) the supervisor who unlocked, the dealer.
+            signed = [*event.get("by", []), who, service.dealer or ""]
+            event["by"] = [x for x in dict.fromkeys(signed) if x]
         result = await asyncio.to_thread(service.submit, event, source=source, actor=who)
+        if result.ok and event["type"] == "tray_count":
+            return _tray_result(service, result)
         return _result(result)
 
     return app
@@ -342,6 +348,16 @@ def _source(kind: str, who: str) -> str:
 def _store_down(service: TableService) -> JSONResponse:
     reason = service.halt_reason()
     return _error(503, f"STORE DOWN: not recorded, play is halted ({reason})", store_down=True)
+
+
+def _tray_result(service: TableService, result: Any) -> JSONResponse:
+    """A count's answer: what the tray should have held, now that the count is entered (the
+    count is blind: the screen shows it only after)."""
+    counts = service.table.tray.counts
+    count = counts[-1] if counts else None
+    return JSONResponse(
+        {"seq": result.seq, "flags": result.flags, "settled": result.settled, "count": count}
+    )
 
 
 def _result(result: Any) -> JSONResponse:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.events import ScenarioError, parse_event
 from controller.store.checkpoint import without_key
@@ -12,6 +12,9 @@ from controller.store.db import StoreError
 from controller.store.fold import event_body, same_setup, setup_body
 from controller.store.recorder import Recorder
 from controller.store.repository import Store
+
+if TYPE_CHECKING:
+    from controller.store.keys import SigningKey
 
 
 def record_scenario(
@@ -41,32 +44,52 @@ def record_scenario(
         from controller.store.keys import load_signing_key
 
         key = load_signing_key(signing_key)  # before the store is touched
-    with Store.open(db_url) as store:
-        stored = store.records(table_id)
-        if stored:
-            if not same_setup(stored[0].event(), setup):
+    from controller.store.lock import lock_store
+
+    locks = [lock_store(db_url, table_id)]  # no live table may be recording on this store
+    try:
+        with Store.open(db_url) as store:
+            locks.append(lock_store(db_url, table_id, store))
+            return _record(store, table_id, setup, bodies, key)
+    finally:
+        for lock in reversed(locks):
+            if lock is not None:
+                lock.release()
+
+
+def _record(
+    store: Store,
+    table_id: str,
+    setup: dict[str, Any],
+    bodies: list[dict[str, Any]],
+    key: SigningKey | None,
+) -> dict[str, Any]:
+    """Record ``bodies`` after what the store holds of them (the lock on the store held)."""
+    stored = store.records(table_id)
+    if stored:
+        if not same_setup(stored[0].event(), setup):
+            raise StoreError(
+                f"{store.name}: table {table_id} is already stored with another table "
+                f"line ({stored[0].body})"
+            )
+        for record in stored[1:]:
+            index = record.seq - 1
+            if index >= len(bodies) or without_key(record.event()) != bodies[index]:
                 raise StoreError(
-                    f"{store.name}: table {table_id} is already stored with another table "
-                    f"line ({stored[0].body})"
+                    f"{store.name}: table {table_id} already holds event {record.seq} "
+                    f"({record.body}), which is not line {record.seq + 1} of this scenario"
                 )
-            for record in stored[1:]:
-                index = record.seq - 1
-                if index >= len(bodies) or without_key(record.event()) != bodies[index]:
-                    raise StoreError(
-                        f"{store.name}: table {table_id} already holds event {record.seq} "
-                        f"({record.body}), which is not line {record.seq + 1} of this scenario"
-                    )
-        # No spool: this is not a live table, and a store that refuses an event stops it.
-        # Every round kept (keep_rounds=None): the replay document lists them all.
-        recorder = Recorder.open(
-            store, setup, spool=None, retry_every=None, keep_rounds=None, signing_key=key
-        )
-        try:
-            for seq in range(recorder.seq + 1, len(bodies) + 1):
-                recorder.record(bodies[seq - 1])
-            return recorder.table.result()
-        finally:
-            recorder.close()
+    # No spool: this is not a live table, and a store that refuses an event stops it.
+    # Every round kept (keep_rounds=None): the replay document lists them all.
+    recorder = Recorder.open(
+        store, setup, spool=None, retry_every=None, keep_rounds=None, signing_key=key
+    )
+    try:
+        for seq in range(recorder.seq + 1, len(bodies) + 1):
+            recorder.record(bodies[seq - 1])
+        return recorder.table.result()
+    finally:
+        recorder.close()
 
 
 __all__ = ["ScenarioError", "StoreError", "parse_event", "record_scenario"]

@@ -157,7 +157,7 @@ class CheckpointUnusable(ValueError):
 def stored(store: Store, table_id: str, *, after: int = -1) -> list[tuple[int, str]]:
     """A table's checkpoints (of the states after events beyond ``after``) as (sequence,
     digest), oldest first."""
-    with store.engine.connect() as conn:
+    with store.connection() as conn:
         rows = conn.execute(
             sa.select(CHECKPOINTS.c.seq, CHECKPOINTS.c.digest)
             .where(CHECKPOINTS.c.table_id == table_id, CHECKPOINTS.c.seq > after)
@@ -167,7 +167,7 @@ def stored(store: Store, table_id: str, *, after: int = -1) -> list[tuple[int, s
 
 
 def stored_state(store: Store, table_id: str, seq: int) -> str | None:
-    with store.engine.connect() as conn:
+    with store.connection() as conn:
         row = conn.execute(
             sa.select(CHECKPOINTS.c.state).where(
                 CHECKPOINTS.c.table_id == table_id, CHECKPOINTS.c.seq == seq
@@ -217,7 +217,7 @@ def _newest_first(
         )
         if upto is not None:
             query = query.where(CHECKPOINTS.c.seq <= upto)
-        with store.engine.connect() as conn:
+        with store.connection() as conn:
             rows = conn.execute(query.order_by(CHECKPOINTS.c.seq.desc()).limit(page)).all()
         yield from ((int(s), str(d)) for s, d in rows)
         if len(rows) < page:
@@ -258,7 +258,7 @@ def latest_events(
     """The newest stored events of these types up to event ``upto``, oldest first (a
     restart's look back past the events it re-reads, by the events' type index)."""
     found: list[tuple[int, dict[str, Any]]] = []
-    with store.engine.connect() as conn:
+    with store.connection() as conn:
         for kind in kinds:
             rows = conn.execute(
                 sa.select(EVENTS.c.seq, EVENTS.c.body)

@@ -7,6 +7,7 @@ Exit status: 0 done (verify: the log is intact); 1 verify found a problem, or sh
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from dataclasses import replace
@@ -111,12 +112,20 @@ def _verify(args: argparse.Namespace) -> int:
         else:
             from controller.store.verify import verify_store
 
-            with Store.open(args.db, create=False) as store:
+            with contextlib.ExitStack() as stack:
+                floor = None
+                if args.witness:
+                    # The floor's snapshot first: all it holds was in the table's store before
+                    # it was shipped, so the table's snapshot, taken after, holds it too.
+                    witness = stack.enter_context(Store.open(args.witness, create=False))
+                    floor = stack.enter_context(witness.snapshot())
+                opened = stack.enter_context(Store.open(args.db, create=False))
+                store = stack.enter_context(opened.snapshot())
                 where = store.name
                 tables = [args.table] if args.table else None
                 report = verify_store(store, tables, full=args.full)
                 if report.ok and key is not None:
-                    signed = _verify_signed(store, report, key, args)
+                    signed = _verify_signed(store, report, key, floor, args)
     except StoreError as exc:
         return _error("verify", str(exc))
     _print_report(report, where, args.json)
@@ -127,10 +136,10 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _verify_signed(
-    store: Store, report: VerifyReport, key: Any, args: argparse.Namespace
+    store: Store, report: VerifyReport, key: Any, floor: Store | None, args: argparse.Namespace
 ) -> list[str]:
-    """``verify --db --key [--witness]``: sets the report's problem; lines to print if OK."""
-    from controller.store.repository import Store
+    """``verify --db --key [--witness]``: sets the report's problem; lines to print if OK.
+    ``floor``: the witness's snapshot, taken before the table's (see ``_verify``)."""
     from controller.store.signed import TailBound, heads_summary, verify_signed
 
     ids = [t.table_id for t in report.tables]
@@ -141,14 +150,11 @@ def _verify_signed(
         bound = replace(bound, events=args.tail_events)
     lines = [f"table {t}: {heads_summary(store, t)}, key {key.key_id[:16]}…" for t in ids]
     lines.append("insert-only triggers: all in force")
-    if args.witness:
-        with Store.open(args.witness, create=False) as floor:
-            report.problem = verify_signed(
-                store, ids, key, witness=floor, tail_ok=args.unsigned_tail_ok, tail=bound
-            )
-            lines.append(f"witness {floor.name}: the log holds all it witnessed")
-    else:
-        report.problem = verify_signed(store, ids, key, tail_ok=args.unsigned_tail_ok, tail=bound)
+    report.problem = verify_signed(
+        store, ids, key, witness=floor, tail_ok=args.unsigned_tail_ok, tail=bound
+    )
+    if floor is not None:
+        lines.append(f"witness {floor.name}: the log holds all it witnessed")
     return lines
 
 

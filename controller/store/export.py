@@ -129,7 +129,21 @@ def export(
     until: str | None = None,
     rounds: set[int] | None = None,
 ) -> ExportSummary:
-    """Write a surveillance package of ``store`` into ``out`` (created if need be)."""
+    """Write a surveillance package of ``store`` into ``out`` (created if need be), all read
+    in one snapshot of the store (a table still recording is exported as it stood)."""
+    with store.snapshot() as snap:
+        return _export(snap, out, table_id=table_id, since=since, until=until, rounds=rounds)
+
+
+def _export(
+    store: Store,
+    out: Path,
+    *,
+    table_id: str | None,
+    since: str | None,
+    until: str | None,
+    rounds: set[int] | None,
+) -> ExportSummary:
     ids = [table_id] if table_id is not None else store.table_ids()
     if table_id is not None and store.head(table_id) is None:
         raise StoreError(f"{store.name}: no table {table_id!r} in the store")

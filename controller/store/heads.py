@@ -34,12 +34,13 @@ from controller.store.db import NotThisTable, StoreError
 from controller.store.keys import PublicKey, SigningKey
 from controller.store.merkle import Frontier, leaf_hash
 from controller.store.repository import Store
-from controller.store.schema import HEADS
+from controller.store.schema import HEADS, MERKLE_NODES
 
 log = structlog.get_logger("floorctl.store")
 
 FORMAT = "floorctl-head/1"
 HEAD_EVERY = 60.0  # seconds an event may wait for a head while events flow
+HEAD_EVENTS = 100  # events that may wait for a head (verify --unsigned-tail-ok allows 200)
 
 
 @dataclass(frozen=True)
@@ -54,22 +55,25 @@ class Head:
     key_id: str
     signature: str
     frontier: str = "[]"
+    closes: int | None = None  # the round whose settling (or void) event is event size - 1
 
     def statement(self) -> bytes:
-        """The bytes the signature is over."""
-        return canonical_json(
-            {
-                "format": FORMAT,
-                "table": self.table_id,
-                "seq": self.seq,
-                "size": self.size,
-                "root": self.root,
-                "chain_head": self.chain_head,
-                "signed_at": self.signed_at,
-                "prev": self.prev,
-                "key": self.key_id,
-            }
-        ).encode("utf-8")
+        """The bytes the signature is over (``closes`` among them when the head marks a
+        round's end; a head that marks none is signed as before the field existed)."""
+        fields: dict[str, Any] = {
+            "format": FORMAT,
+            "table": self.table_id,
+            "seq": self.seq,
+            "size": self.size,
+            "root": self.root,
+            "chain_head": self.chain_head,
+            "signed_at": self.signed_at,
+            "prev": self.prev,
+            "key": self.key_id,
+        }
+        if self.closes is not None:
+            fields["closes"] = self.closes
+        return canonical_json(fields).encode("utf-8")
 
     def digest(self) -> str:
         return hashlib.sha256(self.statement()).hexdigest()
@@ -101,6 +105,7 @@ class Head:
             str(m["key_id"]),
             str(m["signature"]),
             str(m["frontier"]) if "frontier" in m else "[]",
+            None if m.get("closes") is None else int(m["closes"]),
         )
 
 
@@ -112,6 +117,7 @@ def make_head(
     chain_head: str,
     signed_at: str,
     prev: str,
+    closes: int | None = None,
 ) -> Head:
     unsigned = Head(
         table_id,
@@ -124,12 +130,13 @@ def make_head(
         key.key_id,
         "",
         json.dumps(frontier.to_hex()),
+        closes,
     )
     return Head(**{**unsigned.to_row(), "signature": key.sign(unsigned.statement())})
 
 
 def load_heads(store: Store, table_id: str, *, after: int = -1) -> list[Head]:
-    with store.engine.connect() as conn:
+    with store.connection() as conn:
         rows = conn.execute(
             sa.select(HEADS)
             .where(HEADS.c.table_id == table_id, HEADS.c.seq > after)
@@ -139,7 +146,7 @@ def load_heads(store: Store, table_id: str, *, after: int = -1) -> list[Head]:
 
 
 def last_head(store: Store, table_id: str) -> Head | None:
-    with store.engine.connect() as conn:
+    with store.connection() as conn:
         row = conn.execute(
             sa.select(HEADS)
             .where(HEADS.c.table_id == table_id)
@@ -186,6 +193,7 @@ class HeadLog:
         self.every = every
         self.last: Head | None = last_head(store, table_id)
         self.frontier = self._frontier()
+        self._keep_nodes()
         self.unsigned_since: float | None = None  # monotonic time of the first unsigned event
         self.failures = 0
         self._noted: list[tuple[int, str]] = []  # (seq, hash) committed since the last head
@@ -214,6 +222,16 @@ class HeadLog:
                 )
         return frontier
 
+    def _keep_nodes(self) -> None:
+        """The subtree roots of the signed log that the store does not keep yet (a store
+        made before they were kept): from then on each head adds its own."""
+        from controller.store.tree import ensure_nodes
+
+        if self.frontier.size:
+            added = ensure_nodes(self.store, self.table_id, self.frontier.size)
+            if added:
+                log.info("merkle subtree roots kept", table=self.table_id, added=added)
+
     @property
     def signed_size(self) -> int:
         return self.frontier.size
@@ -240,22 +258,28 @@ class HeadLog:
                 conn.close()
 
     def due(self) -> bool:
+        """Whether a head is owed: an event has waited ``every`` seconds, or
+        :data:`HEAD_EVENTS` wait (a table recording faster than play, as a write-back does)."""
         since = self.unsigned_since
-        return since is not None and time.monotonic() - since >= self.every
+        if since is None:
+            return False
+        return len(self._noted) >= HEAD_EVENTS or time.monotonic() - since >= self.every
 
-    def sign(self, seq: int, digest: str) -> Head | None:
+    def sign(self, seq: int, digest: str, closes: int | None = None) -> Head | None:
         """Append a head over the stored log up to event ``seq`` (whose hash the recorder
-        holds as ``digest``); None if there is nothing new or the database refused it."""
+        holds as ``digest``); None if there is nothing new or the database refused it.
+        ``closes``: the round event ``seq`` settled or voided (the head marks its end)."""
         if seq + 1 <= self.frontier.size:
             self.unsigned_since = None
             return None
         frontier = self.frontier.copy()
+        made: list[tuple[int, int, bytes]] = []  # the subtree roots this head completes
         try:
             last = ""
             for s, h in self._new_hashes(seq):
                 if s != frontier.size:
                     raise StoreError(f"event {frontier.size} is missing from the store")
-                frontier.append(leaf_hash(h))
+                frontier.append(leaf_hash(h), made)
                 last = h
             if frontier.size != seq + 1 or last != digest:
                 raise StoreError(
@@ -269,11 +293,20 @@ class HeadLog:
                 digest,
                 self.clock(),
                 GENESIS if self.last is None else self.last.digest(),
+                closes,
             )
             if self._conn is None:
                 self._conn = self.store.engine.connect()
             with self._conn.begin():
                 self._conn.execute(sa.insert(HEADS), [head.to_row()])
+                if made:
+                    self._conn.execute(
+                        self.store.insert_ignore_statement(MERKLE_NODES),
+                        [
+                            {"table_id": self.table_id, "level": lv, "idx": i, "hash": h.hex()}
+                            for lv, i, h in made
+                        ],
+                    )
         except Exception as exc:
             self.failures += 1
             self.close()  # a fresh connection next time
@@ -418,7 +451,7 @@ GUARDED = (
 
 def check_guards(store: Store) -> str | None:
     """Why the store's insert-only triggers are not all in force, or None."""
-    with store.engine.connect() as conn:
+    with store.connection() as conn:
         if store.dialect == "sqlite":
             found = {
                 (str(t), str(n)): str(sql or "")

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 
 _sha256 = hashlib.sha256
 EMPTY_ROOT = _sha256(b"").digest()
+KEPT_LEVEL = 8  # the smallest subtrees a store keeps the roots of: 256 leaves
 
 
 class ProofError(ValueError):
@@ -208,14 +209,20 @@ class Frontier:
         if len(self.nodes) != bin(size).count("1"):
             raise ValueError(f"a frontier of {size} leaves has {bin(size).count('1')} nodes")
 
-    def append(self, leaf: bytes) -> None:
+    def append(self, leaf: bytes, made: list[tuple[int, int, bytes]] | None = None) -> None:
+        """Add a leaf. ``made``: where to add the perfect subtrees this completes, of
+        :data:`KEPT_LEVEL` or more, as (level, index, root) (the ones a store keeps)."""
         nodes = self.nodes
         nodes.append(leaf)
         size = self.size
+        level = 0
         while size & 1:  # each carry merges the two last (equal) subtrees
             right = nodes.pop()
             nodes[-1] = _sha256(b"\x01" + nodes[-1] + right).digest()
             size >>= 1
+            level += 1
+            if made is not None and level >= KEPT_LEVEL:
+                made.append((level, ((self.size + 1) >> level) - 1, nodes[-1]))
         self.size += 1
 
     def extend(self, leaves: Iterable[bytes]) -> None:

@@ -467,7 +467,9 @@ class Recorder:
             self._seq, self._hash = seq, record.hash
             if self.heads is not None:
                 self.heads.note(seq, record.hash)
-                if applied.settled is not None or self.heads.due():
+                if applied.settled is not None:
+                    self._sign_head(closes=applied.settled.round)
+                elif self.heads.due():
                     self._sign_head()
             return Recorded(seq, record.hash, True, applied)
 
@@ -713,16 +715,17 @@ class Recorder:
 
     # ----- signed heads -------------------------------------------------------------------
 
-    def _sign_head(self) -> None:
+    def _sign_head(self, closes: int | None = None) -> None:
         """Append a signed head over everything in the database, if there is anything new
-        (never while events wait in the spool: the head is over the database's log)."""
+        (never while events wait in the spool: the head is over the database's log);
+        ``closes``: the round the last event ended (the head marks that round's end)."""
         with self._lock:
             heads = self.heads
             if heads is None or self._closed or self._pending or self._stale:
                 return
             if self._state != "ok" or self._broken is not None or self._seq < 0:
                 return
-            heads.sign(self._seq, self._hash)
+            heads.sign(self._seq, self._hash, closes)
 
     def _start_heads(self) -> None:
         """The timer that signs a head once an event has waited ``every`` seconds."""

@@ -7,6 +7,7 @@ one) or :meth:`Store.append`; nothing is ever updated or deleted.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -73,9 +74,11 @@ NO_ROWS = Derived()  # an event that gave no derived rows (shared, so never to b
 class Store:
     """An audit store database. ``Store.open(url)`` creates or upgrades its schema."""
 
-    def __init__(self, engine: Engine, url: str) -> None:
+    def __init__(self, engine: Engine, url: str, *, pinned: sa.Connection | None = None) -> None:
         self.engine = engine
         self.url = url
+        # A snapshot's connection (see :meth:`snapshot`): every read goes through it.
+        self._pinned = pinned
 
     @classmethod
     def open(cls, url: str, *, busy_timeout_ms: int | None = None, create: bool = True) -> Store:
@@ -87,7 +90,8 @@ class Store:
         return cls(engine, url)
 
     def close(self) -> None:
-        self.engine.dispose()
+        if self._pinned is None:  # a snapshot's engine belongs to the store it was taken of
+            self.engine.dispose()
 
     def __enter__(self) -> Store:
         return self
@@ -102,6 +106,49 @@ class Store:
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name
+
+    @property
+    def in_snapshot(self) -> bool:
+        return self._pinned is not None
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[sa.Connection]:
+        """A connection to read with: the snapshot's own inside :meth:`snapshot`, else one
+        from the pool for this read alone."""
+        if self._pinned is not None:
+            yield self._pinned
+            return
+        with self.engine.connect() as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Store]:
+        """This store as it stands now, for as long as the block runs: a view whose every
+        read sees the same committed state, whatever is written meanwhile.
+
+        One read transaction held open across all the reads: on SQLite (WAL journal) a
+        ``BEGIN`` whose first read fixes the snapshot, on PostgreSQL ``REPEATABLE READ, READ
+        ONLY``. The snapshot is fixed on entry (a first read is made at once), so a snapshot
+        taken after another sees at least as much. Inside a snapshot, ``snapshot()`` gives the
+        same view. Readers (``verify``, ``export``, ``ship``'s source, ``prove``) read so:
+        an event and its derived rows are committed together, and a reader that read them at
+        two moments would take a row written in between for tampering.
+        """
+        if self._pinned is not None:
+            yield self
+            return
+        conn = self.engine.connect()
+        try:
+            if self.dialect == "postgresql":
+                conn = conn.execution_options(
+                    isolation_level="REPEATABLE READ", postgresql_readonly=True
+                )
+            with conn.begin():
+                conn.exec_driver_sql("SELECT count(*) FROM (SELECT 1 FROM events LIMIT 1) AS t")
+                yield Store(self.engine, self.url, pinned=conn)
+                # a read-only transaction: leaving the block ends it (a rollback on close)
+        finally:
+            conn.close()
 
     # -- events -------------------------------------------------------------------------
 
@@ -148,7 +195,7 @@ class Store:
     def table_ids(self) -> list[str]:
         """The tables that have events, in order: one index probe a table (a skip scan of
         the events' primary key), not a walk over every event."""
-        with self.engine.connect() as conn:
+        with self.connection() as conn:
             rows = conn.exec_driver_sql(
                 "WITH RECURSIVE t(id) AS (SELECT min(table_id) FROM events UNION ALL "
                 "SELECT (SELECT min(table_id) FROM events WHERE table_id > t.id) FROM t "
@@ -158,7 +205,7 @@ class Store:
 
     def head(self, table_id: str) -> tuple[int, str] | None:
         """The last stored (sequence, hash) of a table, or None if it has no events."""
-        with self.engine.connect() as conn:
+        with self.connection() as conn:
             row = conn.execute(
                 sa.select(EVENTS.c.seq, EVENTS.c.hash)
                 .where(EVENTS.c.table_id == table_id)
@@ -202,7 +249,7 @@ class Store:
         last = after
         top = upto if upto is not None else 2**62
         while True:
-            with self.engine.connect() as conn:
+            with self.connection() as conn:
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
                 try:
                     cursor.execute(sql, (table_id, last, top))
@@ -226,7 +273,7 @@ class Store:
             f"WHERE table_id = {mark} AND seq > {mark} ORDER BY seq LIMIT {int(batch)}"
         )
         last = after
-        with self.engine.connect() as conn:
+        with self.connection() as conn:
             cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
             try:
                 while True:
@@ -251,14 +298,14 @@ class Store:
             query = query.where(EVENTS.c.recorded_at >= since)
         if until is not None:
             query = query.where(EVENTS.c.recorded_at <= until)
-        with self.engine.connect() as conn:
+        with self.connection() as conn:
             row = conn.execute(query).first()
         if row is None or row[0] is None:
             return None
         return int(row[0]), int(row[1])
 
     def table_row(self, table_id: str) -> dict[str, Any] | None:
-        with self.engine.connect() as conn:
+        with self.connection() as conn:
             row = conn.execute(sa.select(TABLES).where(TABLES.c.table_id == table_id)).first()
         return None if row is None else dict(row._mapping)
 
@@ -282,7 +329,7 @@ class Store:
         """The derived rows stored for a table, optionally only those of events first..last
         (with ``checkpoints``, the checkpoints committed with those events too)."""
         out = Derived()
-        with self.engine.connect() as conn:
+        with self.connection() as conn:
             if checkpoints:
                 query = sa.select(CHECKPOINTS).where(
                     CHECKPOINTS.c.table_id == table_id, CHECKPOINTS.c.seq >= first - 1

@@ -43,6 +43,7 @@ STORE_TABLES = (
     "settlements",
     "checkpoints",
     "heads",
+    "merkle_nodes",
 )
 READ_ONLY = ("table_keys", "alembic_version")
 # The floor's read model, owned by the floor role (it truncates and rebuilds it; the indexer
@@ -53,11 +54,31 @@ FLOOR_OWNED = (
     "floor_rounds",
     "floor_flags",
     "floor_shoes",
+    "floor_tray",
     "floor_checkpoints",
 )
 # The floor's own records that the floor role adds to but the owner keeps.
 FLOOR_KEPT = {"floor_users": "SELECT, INSERT, UPDATE", "floor_lookups": "SELECT, INSERT"}
 _NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+# What the ingest did with each table's inbox, each time that changed: insert-only, written by
+# the ingest role, read by the floor's pages (a refused inbox is shown, with why).
+INGEST_LOG_SQL = """
+CREATE TABLE IF NOT EXISTS ingest_log (
+    id bigserial PRIMARY KEY,
+    at timestamptz NOT NULL DEFAULT now(),
+    table_id text NOT NULL,
+    outcome text NOT NULL,          -- 'ok' or 'refused: why'
+    upto bigint                     -- the record's last event of the table then
+);
+CREATE INDEX IF NOT EXISTS ingest_log_by_table ON ingest_log (table_id, id);
+DROP TRIGGER IF EXISTS ingest_log_no_change ON ingest_log;
+CREATE TRIGGER ingest_log_no_change BEFORE UPDATE OR DELETE ON ingest_log
+  FOR EACH ROW EXECUTE FUNCTION floorctl_insert_only();
+DROP TRIGGER IF EXISTS ingest_log_no_truncate ON ingest_log;
+CREATE TRIGGER ingest_log_no_truncate BEFORE TRUNCATE ON ingest_log
+  FOR EACH STATEMENT EXECUTE FUNCTION floorctl_insert_only();
+"""
 
 # The witness's guards: a head must name the table's registered key, and a table's events are
 # taken only once its key is registered. Created in the log's schema and in the inbox's (each
@@ -259,6 +280,7 @@ def init_floor(url: str, owner: str, ingest: str, floor: str) -> list[str]:
                 done.append(f"the store's schema created (as {owner}) at {head_revision()}")
             _exec_ddl(conn, WITNESS_SQL.replace("{schema}", _q(schema)))
             done.append("heads must name the table's registered key; events need a registered key")
+            _exec_ddl(conn, INGEST_LOG_SQL)
             ensure_floor_tables(conn)
             # The inbox: the store's tables again, in a schema of their own.
             conn.exec_driver_sql(f"SET LOCAL search_path TO {_q(inbox)}")
@@ -312,6 +334,10 @@ def init_floor(url: str, owner: str, ingest: str, floor: str) -> list[str]:
             conn.exec_driver_sql(f"GRANT SELECT, INSERT ON {log} TO {_q(ingest)}")
             conn.exec_driver_sql(f"GRANT SELECT ON {log}, {fixed} TO {_q(floor)}")
             conn.exec_driver_sql(f"GRANT SELECT ON {fixed} TO {_q(ingest)}")
+            conn.exec_driver_sql(f"REVOKE ALL ON ingest_log FROM {_q(ingest)}, {_q(floor)}")
+            conn.exec_driver_sql(f"GRANT SELECT, INSERT ON ingest_log TO {_q(ingest)}")
+            conn.exec_driver_sql(f"GRANT USAGE ON SEQUENCE ingest_log_id_seq TO {_q(ingest)}")
+            conn.exec_driver_sql(f"GRANT SELECT ON ingest_log TO {_q(floor)}")
             conn.exec_driver_sql(f"GRANT USAGE ON SCHEMA {_q(inbox)} TO {_q(ingest)}")
             inbox_tables = ", ".join(f"{_q(inbox)}.{_q(t)}" for t in (*STORE_TABLES, *READ_ONLY))
             conn.exec_driver_sql(f"GRANT SELECT ON {inbox_tables} TO {_q(ingest)}")

@@ -11,7 +11,7 @@ has no decimal type, and the same schema must hold on both SQLite and PostgreSQL
 
 from __future__ import annotations
 
-from sqlalchemy import Index, Text
+from sqlalchemy import BigInteger, Index, Text
 from sqlalchemy import Table as SATable
 from sqlmodel import Field, SQLModel
 
@@ -111,6 +111,7 @@ class HeadRow(SQLModel, table=True):
     """A signed head of a table's Merkle log (see :mod:`controller.store.heads`)."""
 
     __tablename__ = "heads"
+    __table_args__ = (Index("ix_heads_closes", "table_id", "closes"),)
 
     table_id: str = Field(primary_key=True, max_length=64)
     seq: int = Field(primary_key=True)  # 0, 1, 2, ...: the heads of a table, in order
@@ -122,6 +123,21 @@ class HeadRow(SQLModel, table=True):
     key_id: str = Field(max_length=64)  # SHA-256 of the signing key's raw public bytes
     signature: str = Field(max_length=128)  # Ed25519, base64, over the statement
     frontier: str = Field(sa_type=Text)  # JSON: the tree's compact range (unsigned, checked)
+    # The round whose settling (or void) event is event size - 1, when this head marks it
+    # (signed with the rest: see controller.store.heads)
+    closes: int | None = None
+
+
+class MerkleNodeRow(SQLModel, table=True):
+    """The root of a perfect, aligned subtree of a table's Merkle log (see
+    :mod:`controller.store.tree`): leaves ``idx * 2**level`` to ``(idx + 1) * 2**level - 1``."""
+
+    __tablename__ = "merkle_nodes"
+
+    table_id: str = Field(primary_key=True, max_length=64)
+    level: int = Field(primary_key=True)
+    idx: int = Field(primary_key=True, sa_type=BigInteger)
+    hash: str = Field(max_length=64)
 
 
 class TableKeyRow(SQLModel, table=True):
@@ -162,6 +178,7 @@ FLAGS: SATable = table("flags")
 SETTLEMENTS: SATable = table("settlements")
 HEADS: SATable = table("heads")
 TABLE_KEYS: SATable = table("table_keys")
+MERKLE_NODES: SATable = table("merkle_nodes")
 CHECKPOINTS: SATable = table("checkpoints")
 
 # Every table of the store, in the order a copy must respect (all are insert-only).

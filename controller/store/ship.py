@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+import structlog
+
 from controller.store import checkpoint
 from controller.store.chain import Problem
 from controller.store.db import StoreError
@@ -38,6 +40,8 @@ from controller.store.schema import (
 )
 from controller.store.verify import TableReport, verify_table
 from controller.store.witness import SignatureRefused, copy_heads, ship_limit
+
+log = structlog.get_logger("floorctl.store")
 
 
 def verify_unshipped(
@@ -88,8 +92,21 @@ def ship(
 ) -> ShipReport:
     """Copy events (and their derived rows) not yet on ``dst``; returns what was copied.
 
-    ``after_batch(table, last_seq)`` is called after each committed batch.
+    ``after_batch(table, last_seq)`` is called after each committed batch. The source is
+    read in one snapshot (:meth:`Store.snapshot`): a table recording meanwhile ships as it
+    stood when the ship began.
     """
+    with src.snapshot() as snap:
+        return _ship(snap, dst, table_ids, batch_size, after_batch)
+
+
+def _ship(
+    src: Store,
+    dst: Store,
+    table_ids: Iterable[str] | None,
+    batch_size: int,
+    after_batch: Callable[[str, int], None] | None,
+) -> ShipReport:
     report = ShipReport()
     ids = list(table_ids) if table_ids is not None else src.table_ids()
     for table_id in ids:
@@ -106,8 +123,8 @@ def ship(
                     + ": the copies have parted; nothing shipped"
                 )
             start = seq
-        # A recorder may be writing this table now: each of its events is committed with its
-        # derived rows, so everything up to the head verified here is complete.
+        # A recorder may be writing this table now: the snapshot holds each event with all its
+        # derived rows (one transaction) or neither.
         checked, problem = verify_unshipped(src, table_id, start)
         if problem is not None:
             raise ShipRefused(
@@ -160,4 +177,19 @@ def ship(
             )
         report.copied[table_id] = copied
         report.heads[table_id] = src_head
+        _keep_nodes(dst, table_id, src_head[0] + 1)
     return report
+
+
+def _keep_nodes(dst: Store, table_id: str, size: int) -> None:
+    """The floor keeps the subtree roots of what it holds too, so a proof made there reads
+    O(log n) rows (:mod:`controller.store.tree`). A cache: a failure is logged, never a
+    refused ship."""
+    from sqlalchemy.exc import DBAPIError
+
+    from controller.store.tree import ensure_nodes
+
+    try:
+        ensure_nodes(dst, table_id, size)
+    except (StoreError, DBAPIError, ValueError) as exc:
+        log.warning("merkle subtree roots not kept", table=table_id, error=str(exc)[:200])

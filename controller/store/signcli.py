@@ -2,7 +2,8 @@
 commands (see :mod:`controller.store.heads`, :mod:`controller.store.proof`).
 
 Exit status: 0 done (verify-proof: the proof checks); 1 the proof does not check, or the round
-cannot be proved (no signed head covers it); 2 the command could not run.
+cannot be proved (no signed head marks its end); 2 the command could not run
+or the file is not a round proof.
 """
 
 from __future__ import annotations
@@ -56,18 +57,18 @@ def _prove(args: argparse.Namespace) -> int:
 def _verify_proof(args: argparse.Namespace) -> int:
     from controller.store.db import StoreError
     from controller.store.keys import load_public_key
-    from controller.store.proof import check_proof
+    from controller.store.proof import MAX_PROOF_BYTES, MalformedProof, check_proof, parse_proof
 
     try:
         key = load_public_key(args.key)
-        doc = json.loads(Path(args.file).read_text(encoding="utf-8"))
-    except (StoreError, OSError, ValueError) as exc:
-        print(f"floorctl verify-proof: {exc}", file=sys.stderr)
+        path = Path(args.file)
+        if path.is_file() and path.stat().st_size > MAX_PROOF_BYTES:
+            raise MalformedProof(f"not a round proof: over {MAX_PROOF_BYTES >> 20} MB")
+        proof = parse_proof(path.read_bytes())
+    except (StoreError, OSError, MalformedProof) as exc:
+        print(f"floorctl verify-proof: {args.file}: {exc}", file=sys.stderr)
         return 2
-    if not isinstance(doc, dict):
-        print(f"floorctl verify-proof: {args.file}: not a round proof", file=sys.stderr)
-        return 2
-    result = check_proof(doc, key)
+    result = check_proof(proof, key)
     print(("OK: " if result.ok else "FAILED: ") + f"{args.file}: {result.message}")
     return 0 if result.ok else 1
 
@@ -88,9 +89,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = subparsers.add_parser(
         "prove",
         help="write one round's events with their proof under the table's signed head",
-        description="Write a round's events, each with an inclusion proof under the newest "
-        "signed head of the table's log, and that head; floorctl verify-proof checks it with "
-        "the table's public key alone.",
+        description="Write a round's events, from the one after the round before ended to "
+        "its settling (or void) event, each with an inclusion proof under the signed head that "
+        "marks the round's end, with the head that marks the end of the round before; "
+        "floorctl verify-proof checks it with the table's public key alone.",
     )
     p.add_argument("--db", metavar="URL", required=True, help="the store (table or floor)")
     p.add_argument("--table", required=True)
@@ -101,9 +103,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = subparsers.add_parser(
         "verify-proof",
         help="check a round's proof with the table's public key, without the log",
-        description="Check that every event of the round matches its hash, follows the one "
-        "before it and is in the log under the proof's head, and that the head is signed by "
-        "the key. Exit 0 if so; 1 naming the first event that is not.",
+        description="Check that the proof holds the whole round: both heads signed by the "
+        "key and marking the ends of the round and of the round before, every event between "
+        "them there, each matching its hash, following the one before and in the log under "
+        "the head. Exit 0 if so; 1 naming what is not; 2 for a file that is not a round proof.",
     )
     p.add_argument("file", help="a proof written by floorctl prove")
     p.add_argument("--key", metavar="FILE", required=True, help="the table's table.pub")

@@ -79,7 +79,7 @@ def check_tail(store: Store, table_id: str, bound: TailBound) -> Problem | None:
 
     head = last_head(store, table_id)
     first = 0 if head is None else head.size
-    with store.engine.connect() as conn:
+    with store.connection() as conn:  # the snapshot verify reads in
         count = conn.execute(
             sa.select(sa.func.count())
             .select_from(EVENTS)

@@ -29,7 +29,7 @@ from pathlib import Path
 import structlog
 
 from controller.store.canonical import ChainRecord
-from controller.store.db import StoreError, sqlite_path
+from controller.store.db import NotThisTable, StoreError, sqlite_path
 from controller.store.repository import Store
 
 log = structlog.get_logger("floorctl.store")
@@ -222,6 +222,9 @@ def _read(fd: int, path: Path, table_id: str) -> tuple[list[ChainRecord], int, i
         except (ValueError, KeyError, TypeError) as exc:
             raise StoreError(f"spool {path} line {number}: not a spooled event: {exc}") from exc
         if record.table_id != table_id:
-            raise StoreError(f"spool {path} line {number}: names table {record.table_id!r}")
+            raise NotThisTable(
+                f"spool {path} line {number}: names table {record.table_id!r}, not "
+                f"{table_id!r}: the spool belongs to another table"
+            )
         out.append(record)
     return out, end, torn

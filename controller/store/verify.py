@@ -349,15 +349,18 @@ def verify_store(
     progress: Callable[[TableReport], None] | None = None,
 ) -> VerifyReport:
     """Verify every table in a store (or those named): chain and checkpoints, then derived
-    rows (``replay``), and with ``full`` every checkpoint against the replay."""
+    rows (``replay``), and with ``full`` every checkpoint against the replay; all of it in
+    one snapshot of the store (:meth:`Store.snapshot`), so rows a recorder commits meanwhile
+    are not seen at all rather than seen in part."""
     report = VerifyReport()
-    ids = list(table_ids) if table_ids is not None else store.table_ids()
-    for table_id in ids:
-        table, problem = verify_table(store, table_id, replay=replay, full=full)
-        report.tables.append(table)
-        if progress is not None:
-            progress(table)
-        if problem is not None:
-            report.problem = problem
-            return report
+    with store.snapshot() as snap:  # one moment of a store still being written (see Store)
+        ids = list(table_ids) if table_ids is not None else snap.table_ids()
+        for table_id in ids:
+            table, problem = verify_table(snap, table_id, replay=replay, full=full)
+            report.tables.append(table)
+            if progress is not None:
+                progress(table)
+            if problem is not None:
+                report.problem = problem
+                return report
     return report

@@ -44,7 +44,7 @@ def _now() -> str:
 
 def registered_key(store: Store, table_id: str) -> PublicKey | None:
     """The public key the floor's registry holds for a table, or None."""
-    with store.engine.connect() as conn:
+    with store.connection() as conn:
         row = conn.execute(
             sa.select(TABLE_KEYS.c.public_key, TABLE_KEYS.c.key_id).where(
                 TABLE_KEYS.c.table_id == table_id

@@ -224,7 +224,7 @@ class LayoutRenderer:
             org = (org[0] - tw // 2, org[1])
             cv2.putText(img, label, org, cv2.FONT_HERSHEY_SIMPLEX, scale, ink, 2, cv2.LINE_AA)
         for text, y in (
-            ("PONTOON PAYS 2 TO 1", lay.height_mm * 0.80),
+            ("PONTOON PAYS 3 TO 2", lay.height_mm * 0.80),  # natural_pays, 11.1
             ("DEALER MUST DRAW TO 16 AND STAND ON 17", lay.height_mm * 0.88),
         ):
             scale = 0.9 * self.px_per_mm / 2

@@ -23,7 +23,7 @@ function cardEl(code, isNew) {
 
 // ---------------------------------------------------------------- the floor, live
 const FloorLive = {
-  start() { setInterval(() => this.refresh(), 2000); },
+  start() { this.refresh(); setInterval(() => this.refresh(), 2000); },
   async refresh() {
     let doc;
     try {
@@ -33,20 +33,36 @@ const FloorLive = {
     } catch (e) { return; }
     document.getElementById("as-of").textContent = `as of ${doc.at.local}`;
     const body = document.getElementById("floor-rows");
-    body.replaceChildren(...doc.tables.map((t) => {
-      const rnd = t.round_in_play ? el("a", { href: `/round?table=${encodeURIComponent(t.table)}&round=${t.round_in_play}` }, String(t.round_in_play)) : "–";
-      const devices = t.devices.length ? t.devices.map((d) => el("span", { class: "fault" }, `${d.device}: ${d.reason}`)) : "–";
-      const flags = t.open_flags ? [el("span", { class: "flagcount" }, String(t.open_flags)), " ",
-        ...Object.entries(t.open_flag_rules).map(([r, n]) => el("span", { class: "rule" }, `${r}×${n} `))] : "0";
-      return el("tr", { "data-table": t.table, class: `status-${t.status.replace(/ /g, "-")}` },
-        el("td", { class: "tid" }, t.table), el("td", {}, t.game),
-        el("td", {}, el("span", { class: "status" }, t.status)), el("td", {}, rnd),
-        el("td", {}, t.last_event.local || "–", " ", el("span", { class: "muted" }, t.last_event_type || "")),
-        el("td", {}, t.dealer || "–"), el("td", {}, devices), el("td", {}, flags),
-        el("td", {}, el("a", { href: `/report?table=${encodeURIComponent(t.table)}` }, "report")));
-    }));
+    body.replaceChildren(...doc.tables.map((t) => tile(t, doc.today)));
   },
 };
+function since(seconds) {
+  if (seconds === null || seconds === undefined) return "never";
+  if (seconds < 90) return `${seconds} s ago`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min ago`;
+  return `${Math.round(seconds / 3600)} h ago`;
+}
+// One table of the pit: its game, dealer, round, status (marked when the table has gone silent),
+// when it was last heard, its devices at fault, its open flags (each opening its round) and the
+// day's report, rounds and flags a click away.
+function tile(t, today) {
+  const q = `table=${encodeURIComponent(t.table)}`;
+  const rnd = t.round_in_play ? el("a", { href: `/round?${q}&round=${t.round_in_play}` }, String(t.round_in_play)) : "–";
+  return el("section", { class: `tile status-${t.status.replace(/ /g, "-")}${t.stale ? " stale" : ""}`, "data-table": t.table },
+    el("h2", {}, el("span", { class: "tid" }, t.table), " ", el("span", { class: "status" }, t.status),
+      t.stale ? [" ", el("span", { class: "stale-mark" }, `silent ${since(t.silent_for).replace(" ago", "")}`)] : null),
+    el("div", { class: "game" }, `${t.game} · ${t.boxes} boxes`),
+    el("div", {}, "Dealer ", el("strong", {}, t.dealer || "–"), " · round ", rnd, ` · ${t.rounds_played || 0} played`),
+    el("div", { class: "heard" }, `last heard ${since(t.silent_for)}`, el("span", { class: "muted" }, ` (${t.last_event.local || "–"} ${t.last_event_type || ""})`)),
+    t.devices.map((d) => el("div", { class: "fault" }, `${d.device}: ${d.reason}`)),
+    el("ul", { class: "open-flags" }, (t.newest_flags || []).map((f) => el("li", {},
+      el("a", { href: `/round?${q}&round=${f.round}` }, el("span", { class: "rule" }, f.rule), ` round ${f.round}`), ` ${f.message}`)),
+      t.open_flags > (t.newest_flags || []).length ? el("li", { class: "muted" }, `and ${t.open_flags - t.newest_flags.length} more`) : null),
+    el("nav", { class: "links" },
+      el("a", { "data-report": "", href: `/report?${q}&date=${today}` }, "today's report"), " ",
+      el("a", { href: `/rounds?${q}&date=${today}` }, "rounds"), " ",
+      el("a", { href: `/flags?${q}&date=${today}` }, "flags")));
+}
 
 // ---------------------------------------------------------------- watch it again
 const Watch = {
@@ -99,8 +115,14 @@ const Watch = {
   draw(step) {
     const s = step.screen;
     const fresh = new Set((step.moved || []).map((m) => `${m.to}:${m.box || 0}:${m.hand || 0}:${m.card}`));
-    document.getElementById("s-round").textContent = s.shown_round ? `Round ${s.shown_round}` : "No round";
-    document.getElementById("s-phase").textContent = s.phase;
+    // Before this round's first wager the table still shows the round before: the heading says
+    // so rather than name the other round as if it were this page's.
+    const mine = this.doc.round;
+    const before = mine && (!s.shown_round || s.shown_round < mine);
+    document.getElementById("s-round").textContent = before
+      ? `Round ${mine} — not begun${s.shown_round ? ` (the screen still shows round ${s.shown_round})` : ""}`
+      : (s.shown_round ? `Round ${s.shown_round}` : "No round");
+    document.getElementById("s-phase").textContent = before ? "before" : s.phase;
     const due = document.getElementById("s-due");
     const nc = s.next_card;
     const parts = nc ? [nc.to === "dealer" ? "Next card: dealer" : `Next card: box ${nc.box}${nc.hand ? " hand " + (nc.hand + 1) : ""}`] : [];
@@ -129,8 +151,12 @@ const Watch = {
           h.doubled ? el("span", { class: "badge" }, "doubled") : null,
           h.status ? el("span", { class: "badge" }, h.status) : null,
           h.outcome ? el("span", { class: "badge" }, h.outcome) : null)));
+      // The chips the dealer had to move, as the dealer's screen said them: pay, take, return, push.
       const pay = b.payouts.length ? el("div", { class: "payout" }, b.payouts.map((p) =>
-        el("div", {}, `${p.player}${p.kind !== "hand" ? " · " + p.kind : ""}: ${Number(p.returned) > 0 ? "pay $" + p.returned : "collect"} (${p.net})`))) : null;
+        el("div", { class: `pay-line ${p.action}`, "data-action": p.action },
+          `${p.player}${p.kind !== "hand" ? " · " + p.kind : ""}: `,
+          el("strong", {}, p.action === "push" ? "push" : `${p.action} ${p.amount}`),
+          p.note ? el("span", { class: "note" }, ` — ${p.note}`) : null))) : null;
       return el("div", { class: `box${b.players.length || b.hands.length ? "" : " idle"}${isNext ? " next" : ""}`, "data-box": b.box },
         el("h3", {}, `Box ${b.box}`, b.flags ? ` ⚑${b.flags}` : ""), wagers, seen, hands, pay);
     }));

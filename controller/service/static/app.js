@@ -22,10 +22,12 @@ const DEALER_KINDS = new Set(Object.keys(LABELS));
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const SUIT_NAMES = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
 const DEVICE_NAMES = { shoe: "Shoe reader", camera: "Chip camera", store: "Audit store" };
+// What a device at fault means for the dealer, in the dealer's words (the technical reason is
+// the technician's: it is in the device's tooltip, the supervisor's drawer and the log).
 const DEVICE_HELP = {
-  shoe: "Stop drawing. Check the reader's cable; a supervisor can put the shoe in manual mode to enter cards by hand.",
-  camera: "Wagers are not seen: a supervisor can put the camera in manual mode to enter them by hand.",
-  store: "Play on: every event is kept safe on this PC until the database is back.",
+  shoe: "not reading — stop drawing and call the supervisor (cards can be entered by hand)",
+  camera: "not seeing the wagers — call the supervisor (wagers can be entered by hand)",
+  store: "database away — play on: every event is kept safe on this PC",
 };
 const CHIPS = ["1", "5", "25", "100", "500", "1000"];
 
@@ -61,7 +63,10 @@ function toast(msg, error = false) {
   clearTimeout(toast.timer);
   toast.timer = setTimeout(() => t.classList.add("hidden"), error ? 6000 : 2500);
 }
-function ruleName(rule) { return /^\d/.test(rule) ? `Rule ${rule}` : rule === "shoe" ? "Shoe" : rule; }
+function ruleName(rule) {
+  return /^\d/.test(rule) ? `Rule ${rule}` :
+    ({ shoe: "Shoe", tray: "Tray", slip: "Slip", clock: "Clock changed" })[rule] || rule;
+}
 
 // ---------------------------------------------------------------- rendering
 function render() {
@@ -74,6 +79,7 @@ function render() {
     (due.round ? `Round ${due.round}` : "No round");
   $("phase").textContent = ended ? state.last_round.status : (due.phase || "—");
   document.documentElement.style.setProperty("--boxes", t.boxes);
+  $("table-area").classList.toggle("opening", openingShown());
   renderDuty(); renderDevices(); renderStatus(); renderDue(); renderDealer(); renderBoxes();
   renderActions(); renderFlags(); renderRecent(); renderAlerts(); renderSignIn(); renderStoreDown();
   document.body.dataset.seq = String(state.seq);  // what the screen shows is as of this event
@@ -98,7 +104,7 @@ function renderDevices() {
   for (const [name, s] of Object.entries(state.devices || {})) {
     const shown = deviceState(name, s);
     const ok = shown === "connected" || shown === "ok";
-    const label = ok ? name : shown === "fault" ? `${name} FAULT` : shown === "down" ? `${name} DOWN` : `${name} ${shown}`;
+    const label = ok ? name : shown === "unknown" ? `${name} ?` : `${name} ${shown.toUpperCase()}`;
     d.append(el("span", { class: `dev ${ok ? "ok" : shown}`, "data-device": name, "data-state": shown,
       title: online ? (s.reason || s.state) : "the screen is cut off: unknown" }, label));
   }
@@ -115,11 +121,14 @@ function renderStatus() {
   for (const [name, s] of Object.entries(state.devices || {})) {
     if (s.state !== "fault" || (state.manual || {})[name]) continue;
     kind = "fault";
-    parts.push(`${DEVICE_NAMES[name] || name} FAULT: ${s.reason || "fault"}. ${DEVICE_HELP[name] || ""}`);
+    parts.push(`${DEVICE_NAMES[name] || name} FAULT: ${DEVICE_HELP[name] || "call the supervisor"}`);
   }
   bar.className = "status" + (kind ? " " + kind : "");
   bar.dataset.state = kind || "ok";
-  if (parts.length) { bar.replaceChildren(el("span", { id: "fault-text" }, parts.join(" · "))); return; }
+  if (parts.length) {
+    bar.replaceChildren(el("span", { id: "fault-text" }, parts.map((p) => el("span", { class: "line" }, p))));
+    return;
+  }
   const shoe = state.due && state.due.shoe;
   if (!shoe) { bar.replaceChildren(el("span", { id: "shoe-counter" }, "No shoe loaded")); return; }
   let cut = "no cutting card";
@@ -145,12 +154,28 @@ function renderDue() {
     `Next card: box ${nc.box}${nc.hand ? " hand " + (nc.hand + 1) : ""}`);
   const deciding = [...new Set(dealerDecisions().map((d) => d.box).filter((b) => b))];
   if (deciding.length) parts.push(`Decision: box ${deciding.join(", ")}`);
-  if (!parts.length) parts.push({
-    betting: "Place your bets", closed: "No more bets — deal", settled: "Round settled — pay and collect",
-    void: "Round void — return the wagers", idle: "Waiting for bets", dealer: "Dealer draws",
-  }[due.phase] || (due.phase || "Waiting"));
+  // Between rounds the table may not be taking bets at all: opening, no shoe, the shoe ended, or
+  // the last round's chips still being paid and collected.
+  const opening = openingShown();
+  const noShoe = !due.shoe || due.shoe.ended;
+  const paying = due.phase === "idle" && state.last_round && !(due.boxes || []).length &&
+    (state.boxes || []).some((b) => (b.payouts || []).length);
+  let prompts = due.prompts || [];
+  if (opening || noShoe || paying) prompts = prompts.filter((p) => p !== "place your bets");
+  if (opening) prompts = prompts.filter((p) => !p.startsWith("inspection of") && !p.startsWith("load a shoe"));
+  if (!parts.length) {
+    if (opening) parts.push("Opening the table");
+    else if (!due.shoe) parts.push("No shoe: load a new shoe");
+    else if (due.shoe.ended) parts.push("Shoe ended");
+    else if (paying) parts.push(`Round ${state.last_round.round} — pay and collect`);
+    else parts.push({
+      betting: "Place your bets", closed: "No more bets — deal", settled: "Round settled — pay and collect",
+      void: "Round void — return the wagers", idle: "Place your bets", dealer: "Dealer draws",
+    }[due.phase] || (due.phase || "Waiting"));
+  }
+  if (paying) prompts = [...prompts, "then take the next bets"];
   box.replaceChildren(el("span", { id: "due-text" }, parts.join(" · ")),
-    ...(due.prompts || []).map((p) => el("span", { class: "prompt" }, p)));
+    el("span", { class: "prompts" }, prompts.map((p) => el("span", { class: "prompt" }, p))));
 }
 
 function totalEl(total, soft, cards) {
@@ -192,10 +217,14 @@ function renderOpening(wrap) {
         insp.doubled.length ? el("div", { class: "needs" }, `read twice: ${names(insp.doubled)}`) : null,
         insp.foreign.length ? el("div", { class: "needs" }, `not of this deck: ${names(insp.foreign)}`) : null,
         insp.tens && insp.tens.length ? el("div", { class: "needs" }, `tens (6.1): ${names(insp.tens)}`) : null,
-        el("button", { class: "btn ok", type: "button", "data-opening": "inspect_end",
-          onclick: () => send({ type: "inspect_end" }) }, "End inspection", el("small", {}, "the whole deck is read")))
+        el("div", { class: "row" },
+          (state.manual || {}).shoe ? el("button", { class: "btn", type: "button", "data-opening": "by-hand",
+            onclick: deckByHand }, "Enter by hand", el("small", {}, "no shoe reader")) : null,
+          el("button", { class: "btn ok", type: "button", "data-opening": "inspect_end",
+            onclick: () => send({ type: "inspect_end" }) }, "End inspection", el("small", {}, "the whole deck is read"))))
     : el("div", {}, el("button", { class: "btn ok", type: "button", "data-opening": "inspect",
-        onclick: () => send({ type: "inspect" }) }, "Inspect a deck", el("small", {}, "read it through the reader (6.1)")));
+        onclick: inspectDialog }, "Inspect a deck",
+        el("small", {}, (state.manual || {}).shoe ? "its serial, then its cards by hand (6.1)" : "read it through the reader (6.1)")));
   const decks = day.decks || { passed: [], failed: [] };
   const steps = el("ol", { class: "steps" }, STEPS.map(([step, words]) => el("li", { "data-step": step },
     done[step] ? el("span", { class: "done" }, `✓ ${words} — ${done[step]}`)
@@ -208,6 +237,63 @@ function renderOpening(wrap) {
         el("div", { class: "muted" }, `passed: ${decks.passed.join(" ") || "none"}`),
         decks.failed.length ? el("div", { class: "needs" }, `failed: ${decks.failed.join(" ")}`) : null),
       el("div", { class: "col" }, el("div", { class: "field" }, "Then, one by one (6.2, 6.3)"), steps))));
+}
+
+// A deck's inspection begins with its serial when the shoe reader cannot read it (the reader
+// decodes it from the cards otherwise; typing it is then optional).
+function inspectDialog() {
+  openModal("Inspect a deck (6.1)", (body) => {
+    const err = el("div", { class: "error-text" });
+    const serial = keyboard(() => { err.textContent = ""; }, { name: "deck-serial", max: 12 });
+    const start = (deck) => { closeModal(); send(deck ? { type: "inspect", deck } : { type: "inspect" }); };
+    body.append(el("div", { class: "field" }, "The deck's serial (4–12 letters and digits, on the box)"), serial.node, err,
+      el("div", { class: "row" },
+        el("button", { class: "btn ok", type: "button", "data-ok": "", onclick: () => {
+          const v = serial.get().toUpperCase();
+          if (!/^[A-Z0-9]{4,12}$/.test(v)) { err.textContent = "4 to 12 letters and digits"; return; }
+          start(v);
+        } }, "Start inspection"),
+        (state.manual || {}).shoe ? null : el("button", { class: "btn", type: "button", "data-no-serial": "",
+          onclick: () => start(null) }, "The reader reads it")));
+  }, null, { wide: true });
+}
+// A deck entered by hand (the shoe in manual mode): one tap a card on the deck's grid, or, once
+// the dealer and the supervisor have checked the spread deck complete (6.1), every card not yet
+// entered recorded in one go. What is recorded is a card event each, entered by hand.
+async function nextState(before) {
+  for (let i = 0; i < 200 && state.seq === before; i++) await new Promise((ok) => setTimeout(ok, 25));
+}
+function deckByHand() {
+  const build = (body) => {
+    const insp = state.due.inspection;
+    if (!insp) { closeModal(); return; }
+    const missing = new Set(insp.missing);
+    const ranks = (state.table.ranks || "A23456789TJQK").split("");
+    const grid = el("div", { class: "deckgrid", style: `--ranks:${ranks.length}` },
+      Object.keys(SUITS).flatMap((suit) => ranks.map((r) => {
+        const code = r + suit, left = missing.has(code);
+        return el("button", { class: "btn deckcard" + (left ? "" : " done") + (suit === "H" || suit === "D" ? " red" : ""),
+          type: "button", "data-deck-card": code, disabled: !left, "aria-label": `${rankText(r)} of ${SUIT_NAMES[suit]}`,
+          onclick: () => send({ type: "card", card: code }) }, rankText(r) + SUITS[suit]);
+      })));
+    const rest = [...missing];
+    body.append(el("div", { class: "deckcount" }, `Deck ${insp.deck || ""}: ${insp.read} of ${insp.of} entered`),
+      el("div", { class: "muted" }, "Tap each card as it is turned over, or check the spread deck and record the rest."),
+      grid,
+      el("div", { class: "row" },
+        el("button", { class: "btn ok", type: "button", "data-deck-rest": rest.length, disabled: !rest.length,
+          onclick: async () => {
+            for (const card of rest) {
+              const before = state.seq;
+              const r = await send({ type: "card", card });
+              if (!r.ok) return;
+              await nextState(before);
+            }
+          } }, `Deck checked complete`, el("small", {}, `record the ${rest.length} not entered`)),
+        el("button", { class: "btn", type: "button", "data-ok": "", onclick: () => { closeModal(); send({ type: "inspect_end" }); } },
+          "End inspection")));
+  };
+  openModal("Deck by hand (6.1)", build, () => { const b = $("modal-body"); b.replaceChildren(); build(b); }, { wide: true });
 }
 
 function renderBoxes() {
@@ -312,7 +398,9 @@ function renderActions() {
   const shoe = state.due.shoe;
   if (idle && shoe && !shoe.ended && !(state.due.opening && state.due.opening.state === "opening"))
     wrap.append(el("button", { class: "btn", type: "button", "data-action": "shoe_end",
-      onclick: () => send({ type: "shoe_end" }) }, "End of shoe", el("small", {}, "read out the cards left")));
+      onclick: () => dealerConfirm("End of shoe? The cards left are read out next; no more rounds from this shoe.",
+        "Yes, end the shoe", () => send({ type: "shoe_end" })) },
+      "End of shoe", el("small", {}, "read out the cards left")));
   const decisions = dealerDecisions();
   for (const d of decisions) {
     // A hit is the next card drawn from the shoe; a button only for taking an offered card (16.4).
@@ -356,35 +444,78 @@ function renderRecent() {
 }
 
 // ---------------------------------------------------------------- flags that stop the table
+// A flag of the round on the table (or the one just ended, still shown) stops the table: one at a
+// time in a compact sheet over the decision buttons. Flags of rounds already over are counted at
+// the top of the side column, each named, until seen: never hidden while unacknowledged.
+function currentRound() {
+  const due = state.due || {};
+  if (due.phase && due.phase !== "idle") return due.round;
+  return state.last_round ? state.last_round.round : due.round;
+}
 function renderAlerts() {
   const alerts = state.alerts || [];
+  const now = currentRound();
+  const older = alerts.filter((a) => a.round !== null && a.round !== undefined && now && a.round < now);
+  const current = alerts.filter((a) => !older.includes(a));
+  renderOlder(older);
   const box = $("alerts");
-  const show = alerts.length > 0 && !(state.store || {}).halted;
+  const show = current.length > 0 && !(state.store || {}).halted;
   box.classList.toggle("hidden", !show);
   if (!show) return;
-  const list = alerts.slice(0, 3).map((a) => {
-    const more = (a.messages || []).length > 1 ? el("div", { class: "more" },
-      (a.messages || []).slice(1, 6).join(" · ")) : null;
-    const act = a.needs === "supervisor"
-      ? el("div", {}, el("div", { class: "needs" }, "Supervisor needed"),
-          el("button", { class: "btn sup", type: "button", "data-call-supervisor": a.seq,
-            onclick: () => (supToken ? supervisorPanel() : loginDialog()) }, "Supervisor"))
-      : el("button", { class: "btn ok", type: "button", "data-ack": a.seq, "data-rule": a.rule,
-          onclick: () => acknowledge(a) }, "Seen");
-    return el("div", { class: "alert", "data-rule": a.rule, "data-case": a.case, "data-needs": a.needs },
-      el("div", {},
-        el("div", { class: "rule" }, ruleName(a.rule), a.box ? `  · box ${a.box}` : "", a.round ? `  · round ${a.round}` : ""),
-        a.words ? el("div", { class: "words" }, `“${a.words}”`) : null,
-        el("div", { class: "msg" }, a.message), more,
-        el("div", { class: "now" }, "Now: ", a.direction)),
-      act);
-  });
-  const rest = alerts.length > 3 ? el("div", { class: "more" }, `and ${alerts.length - 3} more flags after these`) : null;
-  $("alert-list").replaceChildren(...list, ...(rest ? [rest] : []));
+  const a = current[0];
+  const act = a.needs === "supervisor"
+    ? el("div", {}, el("div", { class: "needs" }, "Supervisor needed"),
+        el("button", { class: "btn sup", type: "button", "data-call-supervisor": a.seq,
+          onclick: () => (supToken ? supervisorPanel() : loginDialog()) }, "Supervisor"))
+    : el("button", { class: "btn ok", type: "button", "data-ack": a.seq, "data-rule": a.rule,
+        onclick: () => acknowledge(a) }, "Seen");
+  const where = [a.box ? `box ${a.box}` : "", a.round ? `round ${a.round}` : ""].filter(Boolean).join(" · ");
+  const extra = (a.messages || []).length > 1 ? el("div", { class: "more" }, (a.messages || []).slice(1, 4).join(" · ")) : null;
+  const node = el("div", { class: "alert", "data-rule": a.rule, "data-case": a.case, "data-needs": a.needs },
+    el("div", {},
+      el("div", { class: "rule" }, ruleName(a.rule), where ? el("span", { class: "where" }, `  ${where}`) : null),
+      a.words ? el("div", { class: "words" }, `“${a.words}”`) : null,
+      el("div", { class: "msg" }, a.message), extra,
+      el("div", { class: "now" }, "Now: ", a.direction)),
+    act);
+  const rest = current.length > 1 ? el("div", { class: "more", "data-more": current.length - 1 },
+    `then ${current.length - 1} more: ${current.slice(1).map((x) => ruleName(x.rule)).join(" · ")}`) : null;
+  $("alert-list").replaceChildren(node, ...(rest ? [rest] : []));
+  coverActions();
+}
+// The sheet reaches at least to the top of the actions row: no decision can be tapped under it.
+function coverActions() {
+  const top = $("actions").getBoundingClientRect().top;
+  document.documentElement.style.setProperty("--alert-min", `${Math.max(0, window.innerHeight - top + 4)}px`);
+}
+function renderOlder(older) {
+  const box = $("older");
+  box.classList.toggle("hidden", !older.length);
+  if (!older.length) { box.replaceChildren(); return; }
+  const rounds = [...new Set(older.map((a) => a.round))];
+  const mine = older.filter((a) => a.needs !== "supervisor");
+  const sup = older.length - mine.length;
+  box.replaceChildren(...[
+    el("div", { class: "head" }, `${older.length} flag${older.length > 1 ? "s" : ""} of round${rounds.length > 1 ? "s" : ""} ${rounds.join(", ")} not seen`),
+    el("div", { class: "rules" }, older.map((a) => `${ruleName(a.rule)}${a.box ? " box " + a.box : ""}`).join(" · ")),
+    sup ? el("div", { class: "needs" }, `${sup} need the supervisor`) : null,
+    mine.length ? el("button", { class: "btn ok", type: "button", "data-ack-older": mine.length,
+      onclick: () => acknowledgeAll(mine) }, `Seen (${mine.length})`) : null].filter(Boolean));
 }
 async function acknowledge(a) {
   const r = await post("/api/event", { event: { type: "acknowledge", flag_event: a.seq, rule: a.rule }, seq: state.seq });
   if (!r.ok) toast(r.data.error || `refused (${r.status})`, true);
+  return r;
+}
+// One "Seen" for several flags: each acknowledged in turn, once the screen has the table's answer
+// to the one before (every tap names the event the screen was showing).
+async function acknowledgeAll(list) {
+  for (const a of list) {
+    const before = state.seq;
+    const r = await acknowledge(a);
+    if (!r.ok) return;
+    for (let i = 0; i < 100 && state.seq === before; i++) await new Promise((ok) => setTimeout(ok, 30));
+  }
 }
 
 // ---------------------------------------------------------------- the dealer on duty
@@ -396,7 +527,7 @@ function renderSignIn() {
   box.classList.toggle("hidden", !need);
   if (need && !was) signInForm($("signin-body"), null);
 }
-$("on-duty").addEventListener("click", () => openModal("Change the dealer on duty", (body) => signInForm(body, closeModal)));
+$("on-duty").addEventListener("click", () => openModal("Change the dealer on duty", (body) => signInForm(body, closeModal), null, { wide: true }));
 
 function signInForm(body, done) {
   let who = "";
@@ -409,9 +540,9 @@ function signInForm(body, done) {
     if (r.ok) { toast(`Dealer on duty: ${r.data.dealer}`); if (done) done(); }
     else { pad.set(""); err.textContent = r.data.error || "refused"; }
   } }, "Sign in");
-  body.replaceChildren(el("div", { class: "field" }, "Dealer id"), ids.node,
-    el("div", { class: "row" }, el("div", {}, el("div", { class: "field" }, "PIN"), pad.node),
-      el("div", {}, err, ok)));
+  body.replaceChildren(el("div", { class: "cols" },
+    el("div", {}, el("div", { class: "field" }, "Dealer id"), ids.node),
+    el("div", {}, el("div", { class: "field" }, "PIN"), pad.node, err, ok)));
 }
 
 // The audit store can take nothing: the whole screen says so, and lists what the shoe read.
@@ -474,7 +605,8 @@ function tableAction(a) {
 }
 
 // ---------------------------------------------------------------- dialogs
-function openModal(title, build, refresh = null) {
+function openModal(title, build, refresh = null, { wide = false } = {}) {
+  $("modal").classList.toggle("wide", wide);
   $("modal-title").textContent = title;
   const body = $("modal-body"); body.replaceChildren();
   build(body);
@@ -499,21 +631,39 @@ function keypad(onChange, { decimal = false, initial = "", mask = false } = {}) 
   show();
   return { node: el("div", {}, readout, pad), get: () => value, set: (v) => { value = v; show(); } };
 }
-// Letters and digits for an id: dealers and supervisors are not listed by the screen.
-function idPad(onChange, name) {
-  let value = "";
-  const readout = el("div", { class: "readout", "data-id-readout": name, "aria-live": "polite" });
-  const show = () => { readout.textContent = value || " "; onChange(value); };
-  const keys = "1234567890QWERTYUIOPASDFGHJKLZXCVBNM".split("").concat(["⌫"]);
-  const pad = el("div", { class: "idpad" }, keys.map((k) => el("button", { class: "btn", type: "button",
-    "data-idkey": k, "aria-label": k === "⌫" ? "delete" : k, onclick: () => {
+// The on-screen keyboard, ten keys a row. For an id (dealers and supervisors are not listed by
+// the screen): digits, letters and . _ - (an id may hold them). For a name or a reason
+// (text: true): the same and a space and a shift key. Keys carry data-idkey (id) or
+// data-textkey (text) with the key's face.
+const KBD_ROWS = ["1234567890", "QWERTYUIOP", "ASDFGHJKL-", "ZXCVBNM._"];
+function keyboard(onChange, { name = "", text = false, max = 32, initial = "" } = {}) {
+  let value = initial, shift = text && !initial;
+  const attr = text ? "data-textkey" : "data-idkey";
+  const readout = el("div", { class: "readout", [text ? "data-text-readout" : "data-id-readout"]: name, "aria-live": "polite" });
+  const pad = el("div", { class: "kbd" });
+  const show = () => { readout.textContent = value || " "; onChange(value); draw(); };
+  const key = (k, face, cls = "") => el("button", { class: `btn ${cls}`, type: "button", [attr]: k,
+    "aria-label": { "⌫": "delete", "␣": "space", "⇧": "shift" }[k] || face, onclick: () => {
       if (k === "⌫") value = value.slice(0, -1);
-      else if (value.length < 32) value += k.toLowerCase();
+      else if (k === "⇧") { shift = !shift; draw(); return; }
+      else if (value.length < max) {
+        const ch = k === "␣" ? " " : text && !shift ? k.toLowerCase() : text ? k : k.toLowerCase();
+        value += ch;
+        if (text) shift = ch === " ";
+      }
       show();
-    } }, k)));
+    } }, face);
+  const draw = () => {
+    const keys = KBD_ROWS.join("").split("").map((k) => key(k, text && !shift ? k.toLowerCase() : k));
+    keys.push(key("⌫", "⌫"));
+    if (text) keys.push(key("⇧", "⇧ Shift", "mid" + (shift ? " on" : "")), key("␣", "space", "wide"), key("'", "'"));
+    pad.replaceChildren(...keys);
+  };
   show();
-  return { node: el("div", {}, readout, pad), get: () => value };
+  return { node: el("div", {}, readout, pad), get: () => value,
+    set: (v) => { value = v; shift = text && !v; show(); } };
 }
+function idPad(onChange, name) { return keyboard(onChange, { name }); }
 
 function amountPad(title, initial, max, done) {
   openModal(title, (body) => {
@@ -574,11 +724,30 @@ function cardPad() {
     modalRefresh = showWhere;
   });
 }
+// The chips as the dealer counts them onto the pad: one tap a chip, the stack listed and added
+// up; "Undo" takes the last chip off, "Clear" all of them.
+function chipStack(onChange) {
+  let stack = [];
+  const total = () => stack.reduce((t, v) => t + Number(v), 0);
+  const readout = el("div", { class: "readout", "data-readout": "" });
+  const list = el("div", { class: "chip-list", "data-chip-list": "" });
+  const show = () => {
+    readout.textContent = money(String(total()));
+    list.textContent = stack.length ? stack.join(" + ") : "no chips";
+    onChange(String(total()));
+  };
+  const pad = el("div", { class: "chips" },
+    (state.table.chips || CHIPS).map((v) => el("button", { class: "btn chip", type: "button",
+      "data-chip": v, "aria-label": `add ${v}`, onclick: () => { stack.push(v); show(); } }, v)),
+    el("button", { class: "btn", type: "button", "data-chip": "undo", onclick: () => { stack.pop(); show(); } }, "Undo"),
+    el("button", { class: "btn", type: "button", "data-chip": "clear", onclick: () => { stack = []; show(); } }, "Clear"));
+  show();
+  return { node: el("div", {}, pad, readout, list), get: () => String(total()) };
+}
 function chipPad(boxNumber = null) {
   openModal("Chip pad — a wager by hand", (body) => {
-    let box = boxNumber, amount = "0", who = null;
-    const boxes = el("div", { class: "grid" }), chips = el("div", { class: "row" });
-    const readout = el("div", { class: "readout", "data-readout": "" });
+    let box = boxNumber, who = null;
+    const boxes = el("div", { class: "grid" });
     const names = el("div", { class: "grid" });
     const err = el("div", { class: "error-text" });
     const draw = () => {
@@ -589,20 +758,18 @@ function chipPad(boxNumber = null) {
       if (who === null && options.length) who = options[0];
       names.replaceChildren(...options.map((n) => el("button", { class: "btn" + (n === who ? " sel" : ""),
         type: "button", "data-player": n, onclick: () => { who = n; draw(); } }, n)));
-      readout.textContent = money(amount);
     };
-    chips.replaceChildren(...(state.table.chips || CHIPS).map((v) => el("button", { class: "btn chip", type: "button",
-      "data-chip": v, "aria-label": `add ${v}`, onclick: () => { amount = String(Number(amount) + Number(v)); draw(); } }, v)),
-      el("button", { class: "btn", type: "button", "data-chip": "clear", onclick: () => { amount = "0"; draw(); } }, "Clear"));
+    const chips = chipStack(() => { err.textContent = ""; });
     const ok = el("button", { class: "btn stand", type: "button", "data-ok": "", onclick: async () => {
       if (!box) { err.textContent = "Choose the box"; return; }
-      const r = await send({ type: "bet", box, player: who || `box${box}`, amount });
+      const r = await send({ type: "bet", box, player: who || `box${box}`, amount: chips.get() });
       if (r.ok) closeModal();
     } }, "Record wager");
     draw();
-    body.append(el("div", { class: "field" }, "Box"), boxes, el("div", { class: "field" }, "Player"), names,
-      el("div", { class: "field" }, "Chips (0 withdraws the wager)"), chips, readout, err, ok);
-  });
+    body.append(el("div", { class: "cols" },
+      el("div", {}, el("div", { class: "field" }, "Box"), boxes, el("div", { class: "field" }, "Player"), names),
+      el("div", {}, el("div", { class: "field" }, "Chips (none withdraws the wager)"), chips.node, err, ok)));
+  }, null, { wide: true });
 }
 
 // ---------------------------------------------------------------- supervisor
@@ -626,9 +793,10 @@ function loginDialog() {
         err.textContent = r.data.error || "refused";
       }
     } }, "Unlock");
-    body.append(el("div", { class: "field" }, "Supervisor id"), ids.node,
-      el("div", { class: "field" }, "PIN"), pad.node, err, ok);
-  });
+    body.append(el("div", { class: "cols" },
+      el("div", {}, el("div", { class: "field" }, "Supervisor id"), ids.node),
+      el("div", {}, el("div", { class: "field" }, "PIN"), pad.node, err, ok)));
+  }, null, { wide: true });
 }
 function updateTimer() {
   const left = Math.max(0, Math.round((supExpires - Date.now()) / 1000));
@@ -692,21 +860,25 @@ function buildPanel(body) {
   const idle = !due.boxes.length && !due.inspection;
   body.append(el("div", { class: "field" }, "The table's day"), el("div", { class: "grid" },
     !due.opening ? el("button", { class: "btn ok", type: "button", "data-sup": "open-table", disabled: !idle,
-      onclick: () => confirmThen("Open the table? The decks are inspected next (6.1).", () => supSend({ type: "open_table" })) },
+      onclick: () => confirmThen("Open the table? The decks are inspected next (6.1).", () => supSend({ type: "open_table" }),
+        { danger: false }) },
       "Open the table", el("small", {}, (state.on_duty || {}).dealer ? `with ${(state.on_duty || {}).dealer}` : ""))
     : el("button", { class: "btn", type: "button", "data-sup": "close-table", disabled: !idle,
       onclick: () => confirmThen(due.shoe && !due.shoe.ended ? "The shoe has not ended: end it and read out its cards first. Close anyway?" :
-        "Close the table for the day?", () => supSend({ type: "close_table" })) }, "Close the table")));
+        "Close the table for the day?", () => supSend({ type: "close_table" })) }, "Close the table"),
+    el("button", { class: "btn", type: "button", "data-sup": "tray", disabled: !idleTray(), onclick: trayPanel },
+      "The tray", el("small", {}, "counts, slips, markers"))));
   body.append(el("div", { class: "field" }, "Manual mode"), el("div", { class: "grid" },
     ["shoe", "camera"].map((device) => {
       const on = (state.manual || {})[device];
-      const s = (state.devices || {})[device] || { state: "off" };
+      const s = (state.devices || {})[device] || { state: "not configured" };
       const up = s.state === "ok" || s.state === "connected";
       if (on) return el("button", { class: "btn", type: "button", "data-sup": `manual-off-${device}`,
         onclick: () => supSend({ type: "manual_mode", device, on: false, reason: "ended by the supervisor" }) },
         `End manual: ${device}`);
       return el("button", { class: "btn", type: "button", "data-sup": `manual-on-${device}`, disabled: up,
-        onclick: () => manualDialog(device) }, `Manual mode: ${device}`, el("small", {}, up ? "working" : s.state));
+        onclick: () => manualDialog(device) }, `Manual mode: ${device}`,
+        el("small", { "data-reason-shown": device }, up ? "working" : (s.reason || s.state)));
     })));
   body.append(el("div", { class: "field" }, "By hand"),
     el("div", { class: "grid" },
@@ -714,11 +886,148 @@ function buildPanel(body) {
         onclick: () => cardPicker("Enter a card by hand", (card) => supSend({ type: "card", card })) }, "Enter a card"),
       state.boxes.map((b) => el("button", { class: "btn", type: "button", "data-sup": `wager-${b.box}`,
         onclick: () => manualWager(b) }, `Wager box ${b.box}`))),
-    cameraDown() ? el("div", { class: "muted" }, "camera down: wagers entered by hand") : "",
+    cameraNone() ? el("div", { class: "muted" }, "no chip camera configured: wagers are entered by hand")
+      : cameraDown() ? el("div", { class: "muted" }, "chip camera not working: wagers are entered by hand") : "",
     el("div", { class: "row" }, el("button", { class: "btn", type: "button", "data-sup": "lock",
       onclick: lockSupervisor }, "Lock")));
 }
-function cameraDown() { const c = (state.devices || {}).camera; return !c || (c.state !== "ok" && c.state !== "connected"); }
+// ---------------------------------------------------------------- the chip tray
+// Chips counted by denomination: tap a denomination, key in how many. The total shows as the
+// chips are entered; what the tray should hold is shown only after the count is recorded.
+function chipCounter(onChange = () => {}) {
+  const denoms = [...CHIPS].reverse();
+  const counts = {};
+  let current = denoms[0];
+  const row = el("div", { class: "denoms" });
+  const total = el("div", { class: "readout", "data-tray-total": "" });
+  const value = () => denoms.reduce((sum, d) => sum + Number(d) * (counts[d] || 0), 0);
+  const pad = keypad((v) => {
+    if (v === undefined) return;
+    counts[current] = v === "" ? 0 : Number(v);
+    draw();
+  });
+  function draw() {
+    row.replaceChildren(...denoms.map((d) => el("button", { class: "btn denom" + (d === current ? " sel" : ""),
+      type: "button", "data-denom": d, onclick: () => {
+        current = d; pad.set(counts[d] ? String(counts[d]) : ""); draw(); } },
+      el("span", { class: "face" }, `$${d}`), el("small", {}, `× ${counts[d] || 0}`))));
+    total.textContent = money(value().toFixed(2).replace(/\.00$/, ""));
+    onChange(value());
+  }
+  draw();
+  return {
+    node: el("div", {}, row, el("div", { class: "row tray-pad" }, pad.node, total)),
+    chips: () => Object.fromEntries(denoms.filter((d) => counts[d]).map((d) => [d, counts[d]])),
+    value,
+  };
+}
+const COUNT_NAMES = { opener: "Opener", check: "Check count", closer: "Closer" };
+function trayCount(kind) {
+  openModal(`Tray — ${COUNT_NAMES[kind]}`, (body) => {
+    const err = el("div", { class: "error-text" });
+    const counter = chipCounter(() => { err.textContent = ""; });
+    const ok = el("button", { class: "btn stand", type: "button", "data-ok": "", onclick: async () => {
+      const chips = counter.chips();
+      if (!Object.keys(chips).length) { err.textContent = "Count the chips first"; return; }
+      const r = await supSend({ type: "tray_count", kind, chips });
+      if (!r.ok) return;
+      const c = r.data.count || {};
+      const diff = Number(c.difference || 0);
+      body.replaceChildren(el("div", { class: "tray-result" + (diff ? " bad" : ""), "data-tray-result": "" },
+        el("div", {}, "Counted ", el("strong", {}, money(c.counted))),
+        c.expected === null || c.expected === undefined
+          ? el("div", { class: "muted" }, "The first count: nothing to compare it with.")
+          : el("div", {}, "The tray should hold ", el("strong", { "data-tray-expected": "" }, money(c.expected))),
+        c.expected === null || c.expected === undefined ? "" :
+          el("div", { "data-tray-difference": "" }, diff ? `${money(Math.abs(diff).toFixed(2))} ${diff < 0 ? "short" : "over"}` : "It agrees.")),
+        el("button", { class: "btn", type: "button", "data-ok": "", onclick: closeModal }, "Done"));
+    } }, "Record the count");
+    body.append(el("div", { class: "muted" }, "Tap a denomination, enter how many. Counted blind: the figure to compare shows after the count is recorded."),
+      counter.node, err, ok);
+  });
+}
+function slipDialog(kind) {
+  // Three steps, each one screen: the slip's number, the runner's id, the chips.
+  openModal(`Tray — ${kind === "fill" ? "Fill" : "Credit"} slip`, (body) => {
+    let slip = "", runner = "";
+    const step = (label, pad, next, check) => {
+      const err = el("div", { class: "error-text" });
+      body.replaceChildren(el("div", { class: "field" }, label), pad.node, err,
+        el("button", { class: "btn stand", type: "button", "data-ok": "", onclick: () => {
+          const why = check(); if (why) { err.textContent = why; return; } next(); } }, "Next"));
+    };
+    const chipsStep = () => {
+      body.replaceChildren();
+      const err = el("div", { class: "error-text" });
+      const counter = chipCounter(() => { err.textContent = ""; });
+      body.append(el("div", { class: "field" }, `Slip ${slip}, carried by ${runner}: the chips`), counter.node, err,
+        el("button", { class: "btn stand", type: "button", "data-ok": "", onclick: async () => {
+          const chips = counter.chips();
+          if (!Object.keys(chips).length) { err.textContent = "Enter the slip's chips"; return; }
+          const r = await supSend({ type: kind, slip, chips, runner });
+          if (r.ok) closeModal();
+        } }, `Record the ${kind}`));
+    };
+    const runnerStep = () => step("Runner's id", idPad((v) => { runner = v; }, "runner-id"), chipsStep,
+      () => runner ? "" : "Enter the runner's id");
+    step("Slip number", keypad((v) => { slip = v; }), runnerStep, () => slip ? "" : "Enter the slip's number");
+  });
+}
+function trayPanel() {
+  openModal("Tray — supervisor", (body) => {
+    body.append(el("div", { class: "muted" }, "Between rounds only. The dealer counts with you; you both sign."),
+      el("div", { class: "field" }, "Count the tray"), el("div", { class: "grid" },
+        ["opener", "check", "closer"].map((kind) => el("button", { class: "btn", type: "button", "data-tray": kind,
+          onclick: () => trayCount(kind) }, COUNT_NAMES[kind]))),
+      el("div", { class: "field" }, "Slips and markers"), el("div", { class: "grid" },
+        ["fill", "credit"].map((kind) => el("button", { class: "btn", type: "button", "data-tray": kind,
+          onclick: () => slipDialog(kind) }, kind === "fill" ? "Fill slip" : "Credit slip")),
+        el("button", { class: "btn", type: "button", "data-tray": "marker", onclick: () => buyIn(true) }, "Marker buy-in")));
+  });
+}
+// The chips to give for an amount, largest first.
+function chipsFor(amount) {
+  let left = Math.round(Number(amount) * 100);
+  const out = [];
+  for (const d of [...CHIPS].reverse()) {
+    const cents = Math.round(Number(d) * 100);
+    const n = Math.floor(left / cents);
+    if (n) { out.push([d, n]); left -= n * cents; }
+  }
+  if (left) out.push(["0.01", left]);
+  return out;
+}
+function buyIn(marker = false) {
+  openModal(marker ? "Tray — Marker buy-in" : "Buy-in", (body) => {
+    let box = null;
+    const err = el("div", { class: "error-text" });
+    const pad = keypad(() => { err.textContent = ""; }, { decimal: true });
+    const boxes = el("div", { class: "grid" });
+    const draw = () => boxes.replaceChildren(...Array.from({ length: state.table.boxes || 7 }, (_, i) => i + 1).map((n) =>
+      el("button", { class: "btn" + (n === box ? " sel" : ""), type: "button", "data-buyin-box": n,
+        onclick: () => { box = box === n ? null : n; draw(); } }, `Box ${n}`)));
+    draw();
+    const ok = el("button", { class: "btn stand", type: "button", "data-ok": "", onclick: async () => {
+      const amount = pad.get();
+      if (!/^\d+(\.\d{1,2})?$/.test(amount) || Number(amount) <= 0) { err.textContent = "Enter the amount"; return; }
+      const ev = { type: "buy_in", kind: marker ? "marker" : "cash", amount };
+      if (box) ev.box = box;
+      const r = marker ? await supSend(ev) : await send(ev);
+      if (!r.ok) return;
+      body.replaceChildren(el("div", { class: "field" }, `Give ${box ? "box " + box : "the player"} chips worth ${money(amount)}:`),
+        el("ul", { class: "give", "data-give": "" }, chipsFor(amount).map(([d, n]) => el("li", { "data-give-denom": d }, `${n} × $${d}`))),
+        el("button", { class: "btn", type: "button", "data-ok": "", onclick: closeModal }, "Done"));
+    } }, marker ? "Record the marker" : "Record the buy-in");
+    body.append(el("div", { class: "field" }, marker ? "Marker amount" : "Cash amount"), pad.node,
+      el("div", { class: "field" }, "Box (if seated)"), boxes, err, ok);
+  });
+}
+$("buy-in").addEventListener("click", () => buyIn(false));
+
+// The tray's events come between rounds: no round's cards out, no wager down.
+function idleTray() { const due = state.due || {}; return !(due.boxes || []).length; }
+function cameraDown() { const c = (state.devices || {}).camera; return !!c && c.state !== "ok" && c.state !== "connected"; }
+function cameraNone() { return !(state.devices || {}).camera; }
 
 function manualDialog(device) {
   const presets = device === "shoe"
@@ -729,11 +1038,11 @@ function manualDialog(device) {
     const err = el("div", { class: "error-text" });
     const choices = el("div", { class: "grid" });
     const draw = () => choices.replaceChildren(...presets.map((p) => el("button", { class: "btn" + (p === reason ? " sel" : ""),
-      type: "button", "data-reason": p, onclick: () => { reason = p; draw(); } }, p)));
+      type: "button", "data-reason": p, onclick: () => { reason = p; typed.set(""); draw(); } }, p)));
+    const typed = keyboard((v) => { if (v.trim()) { reason = v.trim(); draw(); } }, { name: "reason", text: true, max: 80 });
     draw();
-    const input = el("input", { class: "text", type: "text", placeholder: "or type the reason", "aria-label": "reason",
-      "data-reason-input": "", oninput: (e) => { reason = e.target.value.trim(); draw(); } });
-    body.append(el("div", { class: "field" }, "Why (recorded with your id)"), choices, input, err,
+    body.append(el("div", { class: "field" }, "Why (recorded with your id)"), choices,
+      el("div", { class: "field" }, "or type the reason"), typed.node, err,
       el("div", { class: "row" }, el("button", { class: "btn stand", type: "button", "data-ok": "", onclick: async () => {
         if (!reason) { err.textContent = "Choose or type the reason"; return; }
         const r = await supSend({ type: "manual_mode", device, on: true, reason });
@@ -741,12 +1050,21 @@ function manualDialog(device) {
       } }, "Start manual mode"), el("button", { class: "btn", type: "button", onclick: supervisorPanel }, "Back")));
   });
 }
-function confirmThen(question, action) {
+// A question before an act: "Yes" is green when the act is the ordinary next step (opening the
+// table), red when it undoes or stops something (a void, closing the day).
+function confirmThen(question, action, { danger = true } = {}) {
   openModal("Supervisor — confirm", (body) => {
     body.append(el("p", {}, question), el("div", { class: "row" },
-      el("button", { class: "btn danger", type: "button", "data-ok": "", onclick: async () => {
+      el("button", { class: `btn ${danger ? "danger" : "ok"}`, type: "button", "data-ok": "", onclick: async () => {
         await action(); supervisorPanel(); } }, "Yes"),
-      el("button", { class: "btn", type: "button", onclick: supervisorPanel }, "No")));
+      el("button", { class: "btn", type: "button", "data-no": "", onclick: supervisorPanel }, "No")));
+  });
+}
+function dealerConfirm(question, yes, action) {
+  openModal("Confirm", (body) => {
+    body.append(el("p", {}, question), el("div", { class: "row" },
+      el("button", { class: "btn ok", type: "button", "data-ok": "", onclick: () => { closeModal(); action(); } }, yes),
+      el("button", { class: "btn", type: "button", "data-no": "", onclick: closeModal }, "No")));
   });
 }
 function reshuffleDialog() {
@@ -776,24 +1094,23 @@ function manualWager(b) {
     let who = names[0];
     const err = el("div", { class: "error-text" });
     const whoRow = el("div", { class: "grid" });
-    const input = el("input", { class: "text", type: "text", placeholder: "or type a player's name",
-      "aria-label": "player's name", "data-player-input": "",
-      oninput: (e) => { who = e.target.value.trim(); drawNames(); } });
+    const typed = keyboard((v) => { if (v.trim()) { who = v.trim(); drawNames(); } },
+      { name: "player", text: true, max: 40 });
     const drawNames = () => whoRow.replaceChildren(...names.map((n) => el("button", {
       class: "btn" + (n === who ? " sel" : ""), type: "button", "data-player": n,
-      onclick: () => { who = n; input.value = ""; drawNames(); } }, n)));
+      onclick: () => { who = n; typed.set(""); drawNames(); } }, n)));
     drawNames();
-    const pad = keypad(() => { err.textContent = ""; }, { decimal: true });
+    const chips = chipStack(() => { err.textContent = ""; });
     const ok = el("button", { class: "btn stand", type: "button", "data-ok": "", onclick: async () => {
-      const v = pad.get();
       if (!who) { err.textContent = "Choose the player"; return; }
-      if (!/^\d+(\.\d{1,2})?$/.test(v)) { err.textContent = "Enter an amount (0 withdraws)"; return; }
-      const r = await supSend({ type: "bet", box: b.box, player: who, amount: v });
+      const r = await supSend({ type: "bet", box: b.box, player: who, amount: chips.get() });
       if (r.ok) supervisorPanel();
     } }, "Record wager");
-    body.append(el("div", { class: "field" }, "Player"), whoRow, input,
-      el("div", { class: "field" }, "Amount"), pad.node, err, ok);
-  });
+    body.append(el("div", { class: "cols" },
+      el("div", {}, el("div", { class: "field" }, "Player"), whoRow,
+        el("div", { class: "field" }, "or type the player's name"), typed.node),
+      el("div", {}, el("div", { class: "field" }, "Chips (none withdraws the wager)"), chips.node, err, ok)));
+  }, null, { wide: true });
 }
 
 // ---------------------------------------------------------------- live updates
@@ -808,5 +1125,5 @@ function connect() {
   ws.onclose = () => { setOnline(false); setTimeout(connect, 1000); };
   ws.onerror = () => ws.close();
 }
-window.addEventListener("resize", () => fanCards(document));
+window.addEventListener("resize", () => { fanCards(document); coverActions(); });
 connect();
