@@ -638,6 +638,13 @@ class WagerSeen(OnBox, tag="wager_seen", frozen=True, kw_only=True):
         Event.__post_init__(self)
 
 
+class StackChanged(OnBox, tag="stack_changed", frozen=True, kw_only=True):
+    """The overhead camera saw a box's stack change after "no more bets" with nothing in the
+    round to explain it; its ``note`` names the stills kept of the box before and after."""
+
+    type: ClassVar[str] = "stack_changed"
+
+
 class Peek(Event, tag="peek", frozen=True, kw_only=True):
     type: ClassVar[str] = "peek"
 
@@ -831,7 +838,7 @@ KINDS: Final[tuple[type[Event], ...]] = (
     Shuffle, Bet, NoMoreBets, Card, CutCard, OfferInsurance, Insurance, OfferSurrender,
     Surrender, Hit, Stand, Double, Split, Rescue, Refuse, Absent, Void, ReshuffleDiscards,
     # Extensions (devices and peek games); see docs/reference/events.md.
-    Misread, WagerSeen, Peek,
+    Misread, WagerSeen, StackChanged, Peek,
     # Opening the table and reconciling the shoe (docs/reference/events.md, 6.1-6.3).
     Inspect, InspectEnd, ShoeEnd,
     # The table's day and the dealer's screen; see docs/reference/events.md.

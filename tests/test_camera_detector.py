@@ -318,3 +318,34 @@ def test_a_table_whose_stacks_stand_straight_never_says_a_stack_may_lean(
         notes |= {r.note for r in detector.read(frame.image, search.fix).boxes.values()}
     assert not any("may lean" in n for n in notes), notes
     assert any("between two counts" in n for n in notes), notes
+
+
+def test_a_tall_stack_of_white_chips_is_unsure_a_short_one_and_a_red_one_are_read(
+    cfg: CameraConfig,
+) -> None:
+    # From above, white sides on white sides hide their seams and the top face is lost
+    # against them: nine white chips were read as eight with full confidence. Five or more
+    # whites on top of one another are unsure; the same height in red, and three whites, read.
+    from drivers.camera.detector import TALL_WHITE_NOTE
+
+    def stack(box: int, chips: tuple[int, ...]) -> tuple[Stack, ...]:
+        area = next(a for a in cfg.boxes if a.box == box)
+        return (Stack(area.center_mm, chips),)
+
+    scene = Scene(
+        {
+            a.box: {2: stack(2, (1,) * 9), 3: stack(3, (5,) * 9), 6: stack(6, (1,) * 3)}.get(
+                a.box, ()
+            )
+            for a in cfg.boxes
+        }
+    )
+    frame = _shoot(cfg, scene, _look(cfg, 8))
+    search = locate_layout(frame, cfg)
+    assert search.fix is not None, search.reason
+    boxes = ChipDetector(cfg).read(frame, search.fix).boxes
+    assert boxes[2].confidence < cfg.min_confidence
+    assert TALL_WHITE_NOTE in boxes[2].note
+    assert TALL_WHITE_NOTE not in boxes[3].note
+    assert (boxes[3].amount, boxes[6].amount) == (Decimal(45), Decimal(3))
+    assert min(boxes[3].confidence, boxes[6].confidence) >= cfg.min_confidence

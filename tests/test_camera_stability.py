@@ -124,3 +124,23 @@ def test_reports_become_wager_seen_events_the_engine_accepts() -> None:
     parsed = parse_event(event, line=1)
     assert parsed.to_dict()["amount"] in ("30", 30)
     assert parsed.box == 3
+
+
+def test_a_box_read_surely_but_never_alike_becomes_unsure_and_settled() -> None:
+    # Two counts the detector flips between, each with full confidence: never K frames
+    # alike, so no wager is reported; after a while the box is unsure (the dealer keys it
+    # in) and "no more bets" no longer waits for it.
+    t = StabilityTracker((1,), k=3, min_confidence=0.8)
+    t.update(frame(b1=(0, {}, 1.0)))
+    for _ in range(3):
+        t.update(frame(b1=(0, {}, 1.0)))
+    assert t.settled() and 1 not in t.unsure
+    for i in range(11):
+        t.update(frame(b1=(5, {5: 1}, 1.0)) if i % 2 else frame(b1=(10, {10: 1}, 1.0)))
+        assert not t.settled() and 1 not in t.unsure
+    t.update(frame(b1=(5, {5: 1}, 1.0)))
+    assert t.unsure[1] == "the reading of the box keeps changing"
+    assert t.settled()
+    for _ in range(3):  # read alike again: sure again
+        t.update(frame(b1=(10, {10: 1}, 1.0)))
+    assert 1 not in t.unsure and t.stable[1].amount == 10

@@ -46,8 +46,11 @@ class FakeService:
             self.flags.extend(applied.flags)
             return Result(ok=True)
 
-    def sync_camera_bets(self) -> list[Any]:
+    def close_betting(self) -> list[Any]:
         return []
+
+    def blocking(self) -> dict[str, Any] | None:
+        return None  # no dealer sign-in here: a flag does not hold the table
 
     def view(self) -> TableView:
         with self._lock:

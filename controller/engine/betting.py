@@ -3,6 +3,8 @@
 A round starts with the first bet after the previous round ended. After "no more bets" and the
 first card no wager may be made, altered or withdrawn (5.5); the camera's stable wager per box
 is compared with the recorded wagers at "no more bets" (5.2), after it (5.5) and at settlement.
+The overhead camera's ``stack_changed`` (a box's stack changed after "no more bets" with nothing
+in the round to explain it) is 5.5 too.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from controller.engine.state import (
     BETTING,
     CLOSED,
     DEALER,
+    DEALING,
     LIVE_PHASES,
+    PLAY,
     SETTLED,
     VOID,
     ZERO,
@@ -22,7 +26,7 @@ from controller.engine.state import (
     Round,
     TableState,
 )
-from controller.events import Bet, NoMoreBets, WagerSeen
+from controller.events import Bet, NoMoreBets, StackChanged, WagerSeen
 
 
 def bet_refusal(t: TableState, ev: Bet) -> Refusal | None:
@@ -146,3 +150,22 @@ def on_wager_seen(t: TableState, ev: WagerSeen) -> None:
             f"{money(ev.amount)} after no more bets",
             ev.box,
         )
+
+
+WATCHED_PHASES: Final = frozenset({CLOSED, DEALING, PLAY, DEALER})
+
+
+def on_stack_changed(t: TableState, ev: StackChanged) -> None:
+    """5.5: the overhead camera saw a box's stack change after "no more bets", and the table
+    found nothing in the round to explain it (a double, a split, insurance, a payout or a
+    collection). Its note names the stills kept of the box before and after."""
+    rnd = t.current_round
+    if rnd is None or rnd.phase not in WATCHED_PHASES:
+        return  # before the call (or after the round) the layout is the players' own
+    note = ev.note
+    t.flag(
+        t.ref("camera_change"),
+        f"the stack in box {ev.box} changed after no more bets, and nothing in the round "
+        "explains it" + (f" ({note})" if note else ""),
+        ev.box,
+    )

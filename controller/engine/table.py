@@ -62,6 +62,7 @@ HANDLERS: Final[dict[str, Handler]] = {
     "reshuffle_discards": irregular.on_reshuffle_discards,
     "misread": shoe.on_misread,
     "wager_seen": betting.on_wager_seen,
+    "stack_changed": betting.on_stack_changed,
     "peek": deal.on_peek,
     "inspect": inspection.on_inspect,
     "inspect_end": inspection.on_inspect_end,

@@ -94,6 +94,18 @@ class Table:
         self.locks.clear()
 
 
+def stills_dir(store_url: str, spool: Path | None) -> Path | None:
+    """Where the overhead camera's stills of a changed stack are kept, beside the record:
+    ``<database>.stills`` beside a SQLite database, else ``stills`` beside the spool (None:
+    neither, and the stills are not kept)."""
+    from controller.store.db import sqlite_path
+
+    db = sqlite_path(store_url)
+    if db is not None:
+        return db.with_name(db.name + ".stills")
+    return spool.parent / "stills" if spool is not None else None
+
+
 def open_table(
     table_line: dict[str, Any],
     store_url: str,
@@ -183,6 +195,7 @@ def open_table(
         release()
         raise
     service = TableService(recorder, supervisors=tuple(supervisors), dealers=tuple(dealers or {}))
+    service.watch.stills_dir = stills_dir(store_url, where)
     recorder.on_status = service.store_status
     service.store_status(recorder.status())
     guard = PinGuard(

@@ -30,6 +30,7 @@ import structlog
 
 from controller.engine import DayState, Decision, Kind, Role
 from controller.service.core import TableService
+from controller.service.flags import needs
 from controller.service.trayday import TrayDay
 from controller.sim.strategy import Strategy, StrategyError, load_strategy, strategy_path
 
@@ -97,6 +98,8 @@ class DealerBot:
         cards: Cards | None = None,
         dealer: str = "dana",
         supervisor: str = "demo",
+        read_pause: float = 2.0,
+        after_call: Callable[[int], None] | None = None,
         tray: TrayDay | None = None,
     ) -> None:
         self.service = service
@@ -110,6 +113,10 @@ class DealerBot:
         self.pace = pace
         self.settle_pause = settle_pause
         self.max_rounds = max_rounds  # 0: no limit; else no new round once this many ended
+        self.read_pause = read_pause  # seconds a dealer takes to read a flag before "Seen"
+        self.after_call = after_call  # called with the round's number after "no more bets"
+        self._reading: tuple[tuple[int, str], float] | None = None  # the flag being read
+        self.seen_flags = 0  # flags this bot acknowledged (or had its supervisor resolve)
         self.tray = tray  # the pit's day at the tray (controller.service.trayday), or None
         self.strategy = strategy if strategy is not None else _default_strategy(service)
         self._declined: set[tuple[Any, ...]] = set()
@@ -144,8 +151,11 @@ class DealerBot:
 
     def step(self) -> str:
         """Do the next thing the table needs; returns what was done ("wait" if nothing)."""
-        look = self.look()
         self.steps += 1
+        held = self._read_flag()
+        if held:
+            return held
+        look = self.look()
         if look.phase == "idle":
             return self._between_rounds(look, look.shuffle_due)
         self._settled_at = None
@@ -164,6 +174,34 @@ class DealerBot:
             self.draw()
             return "draw"
         return "wait"
+
+    def _read_flag(self) -> str:
+        """A flag holds the table (dealer sign-in configured): the dealer stops, reads it for
+        ``read_pause`` seconds and taps "Seen"; a flag only a supervisor resolves is the
+        supervisor's to acknowledge (a misread's, by the card the demo's supervisor keys in).
+        Returns "" when no flag holds the table."""
+        flag = self.service.blocking()
+        if flag is None:
+            self._reading = None
+            return ""
+        key = (int(flag["seq"]), str(flag["rule"]))
+        now = time.monotonic()
+        if self._reading is None or self._reading[0] != key:
+            self._reading = (key, now)
+            log.info("dealer reads a flag", rule=key[1], message=flag.get("message"))
+            return "wait"
+        if now - self._reading[1] < self.read_pause:
+            return "wait"
+        kind = flag.get("event_type")
+        if kind == "misread":
+            return "wait"  # resolved by the card keyed in for it
+        who = needs(key[1], kind)
+        actor = self.supervisor if who == "supervisor" else self.dealer
+        event = {"type": "acknowledge", "flag_event": key[0], "rule": key[1]}
+        self._send(event, actor=actor)
+        self.seen_flags += 1
+        self._reading = None
+        return "acknowledge"
 
     def look(self) -> Look:
         """Read the table as it is now (the service's view: frozen, as of the last event)."""
@@ -228,8 +266,11 @@ class DealerBot:
             return "keyed in"  # the round is open: the boxes the camera cannot read, by hand
         if not any(d.kind is Kind.NO_MORE_BETS for d in look.decisions):
             return "wait"
-        self.service.sync_camera_bets()
-        return self._send({"type": "no_more_bets"})
+        self.service.close_betting()  # waits for the cameras to see the boxes as they stand
+        done = self._send({"type": "no_more_bets"})
+        if self.after_call is not None:
+            self.after_call(look.round)
+        return done
 
     def _key_in_unread(self, look: Look) -> bool:
         """The wagers placed on boxes the camera says it cannot read, keyed in by hand as the

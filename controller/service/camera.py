@@ -2,7 +2,11 @@
 
 `CameraFeed` runs the camera driver's own monitor (`drivers.camera.CameraMonitor`: frames,
 fiducials, detector, stability) in a thread and hands each stable wager to the service; the
-monitor's status (ok, or a fault with its reason) goes to the dealer's screen. A camera that
+monitor's status (ok, or a fault with its reason) goes to the dealer's screen. It is also the
+layout's watcher: armed at "no more bets", each change of a box's stack it sees goes to the
+service (``TableService.watch``), which records the ones the round does not explain (5.5).
+The boxes a counting camera covers (``counted``) are watched, never counted: their wagers
+seen from above are not recorded. A camera that
 cannot be opened or stops giving frames is retried; meanwhile wagers are entered by hand.
 
 `SyntheticSource` is the demo's camera: the camera driver's layout renderer draws the wagers
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
@@ -25,6 +30,7 @@ from controller.service.check import NOT_LEARNED
 from controller.service.core import TableService
 from drivers.camera import CameraConfig, CameraMonitor, FrameSource, SourceError, open_source
 from drivers.camera.render import LayoutRenderer, Look, Scene, Stack, random_look
+from drivers.camera.watch import encode_still
 
 log = structlog.get_logger("floorctl.camera")
 
@@ -42,6 +48,8 @@ class CameraFeed:
         *,
         max_fps: float = 15.0,
         retry_seconds: float = 2.0,
+        name: str = "chip camera",
+        counted: frozenset[int] = frozenset(),
     ) -> None:
         self.service = service
         self.cfg = cfg
@@ -57,7 +65,16 @@ class CameraFeed:
             log.warning("chip camera not learned", reason=NOT_LEARNED)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # The last frame handed on: when it was read (monotonic), and whether every box was
+        # then reported as it stands (``StabilityTracker.settled``) by a working camera.
+        self._reported: tuple[float, bool, bool] = (0.0, False, False)
+        self._read_at: deque[float] = deque(maxlen=256)  # when the last frames were read
+        self.name = name
+        self.counted = counted  # boxes a counting camera covers: watched, not counted
+        self._armed: bool | None = None  # as the service last asked (None: not yet)
         service.set_device("camera", "connecting", cfg.source)
+        service.add_camera(self)
+        service.watch.add(self)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="chip-camera", daemon=True)
@@ -69,6 +86,24 @@ class CameraFeed:
             self._thread.join(timeout=10)
         if self.monitor is not None:
             self.monitor.close()
+
+    def watch(self, armed: bool) -> None:
+        """Arm the watcher ("no more bets": the boxes as they stand are the baseline) or
+        disarm it (the round ended); done in the camera's thread before its next frame."""
+        self._armed = armed
+
+    def reported_since(self, since: float) -> bool:
+        """Whether this camera has reported every box as it stands in a frame read after
+        ``since`` (``time.monotonic()``). A camera that is down has nothing to report: the
+        dealer keys the wagers in, so it is not waited for."""
+        started, ok, settled = self._reported
+        if self.service.device("camera").state not in ("ok", "connected"):
+            return True
+        return started > since and (settled or not ok)
+
+    def frames_since(self, since: float) -> int:
+        """How many frames this camera has read and handed on since ``since``."""
+        return sum(1 for t in list(self._read_at) if t > since)
 
     def _open(self) -> CameraMonitor | None:
         try:
@@ -86,6 +121,12 @@ class CameraFeed:
                     self._stop.wait(self.retry_seconds)
                     continue
             started = time.monotonic()
+            armed = self._armed
+            if armed is not None and armed != self.monitor.watcher.armed:
+                if armed:
+                    self.monitor.watcher.arm()
+                else:
+                    self.monitor.watcher.disarm()
             try:
                 events = self.monitor.step()
             except Exception as exc:  # the driver must not take the table down
@@ -105,8 +146,22 @@ class CameraFeed:
                         self._reopen()  # a camera unplugged: open it again
                         dry_since = None
             for event in events:
-                self.service.camera_seen(event)
-            self.service.camera_unsure(self.monitor.tracker.unsure if status.ok else {})
+                # After "no more bets" a change is the watcher's to report (the round may
+                # explain it: a double, a split); a box a counting camera covers, never.
+                if event.get("box") not in self.counted and not self.monitor.watcher.armed:
+                    self.service.camera_seen(event)
+            for change in self.monitor.changes:
+                self.service.watch.changed(
+                    change.box,
+                    encode_still(change.before),
+                    encode_still(change.after),
+                    change.area_mm2,
+                )
+            self.service.watch.review()
+            unsure = self.monitor.tracker.unsure if status.ok else {}
+            self.service.camera_unsure({b: r for b, r in unsure.items() if b not in self.counted})
+            self._reported = (started, status.ok, status.ok and self.monitor.tracker.settled())
+            self._read_at.append(started)
             spare = self.min_period - (time.monotonic() - started)
             if spare > 0:
                 self._stop.wait(spare)
@@ -152,6 +207,14 @@ class SyntheticSource:
         """Chips for these wagers (others' boxes cleared), as players and dealer would."""
         if wagers:
             self.placed = dict(wagers)
+        self._show(wagers)
+
+    def tamper(self, box: int, amount: Decimal) -> None:
+        """A player past-posts (or pinches): box ``box`` now holds ``amount``, whatever was
+        placed (``placed`` keeps what the player staked)."""
+        self._show({**self.placed, box: amount})
+
+    def _show(self, wagers: dict[int, Decimal]) -> None:
         stacks: dict[int, tuple[Stack, ...]] = {}
         for area in self.cfg.boxes:
             amount = wagers.get(area.box, Decimal(0))
@@ -221,6 +284,9 @@ class SyntheticCamera:
 
     def place(self, wagers: dict[int, Decimal]) -> None:
         self.source.place(wagers)
+
+    def tamper(self, box: int, amount: Decimal) -> None:
+        self.source.tamper(box, amount)
 
     def stop(self) -> None:
         self.feed.stop()

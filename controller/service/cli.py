@@ -55,10 +55,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="stop after N rounds (default: until interrupted)",
     )
     demo.add_argument(
+        "--table-id",
+        default="DEMO",
+        help="the demo table's id (default DEMO): two demo tables with their own ids can share "
+        "a floor",
+    )
+    demo.add_argument(
         "--db",
         type=Path,
-        default=Path("floorctl-demo.db"),
-        help="SQLite audit store (default ./floorctl-demo.db; an older one is kept as .previous)",
+        default=None,
+        help="SQLite audit store (default ./floorctl-demo/TABLE_ID.db; an older one is kept as "
+        ".previous); the spool, the key pair and the overhead camera's stills go beside it",
     )
     demo.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1)")
     demo.add_argument("--port", type=int, default=8080, help="port (default 8080; 0: any free)")
@@ -73,7 +80,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--faults",
         default="",
         help="shoe faults, e.g. misread=0.05,faceup@12; deck faults short-deck, ten-in-deck, "
-        "doubled-card, foreign-card (KIND or KIND@DECK)",
+        "doubled-card, foreign-card (KIND or KIND@DECK); camera faults past-post@ROUND, "
+        "pinch@ROUND (a chip added to or taken off a wager after no more bets)",
     )
     demo.add_argument(
         "--game",
@@ -184,13 +192,22 @@ def _open_shoe_port(cfg: ServiceConfig) -> Transport | None:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from controller.events import ScenarioError, parse_setup
     from controller.service.app import StartError
-    from controller.service.demo import Demo, DemoOptions
+    from controller.service.demo import DEMO_DIR, DEMO_TABLE, Demo, DemoOptions
 
-    logs.configure(args.log_level)
+    # A human's log on a terminal, JSON lines otherwise (piped, or under a supervisor).
+    logs.configure(args.log_level, human=sys.stderr.isatty())
+    logs.quiet_opencv()
+    try:
+        parse_setup(dict(DEMO_TABLE, table_id=args.table_id))
+    except ScenarioError as exc:
+        print(f"floorctl demo: --table-id: {exc}", file=sys.stderr)
+        return 2
     options = DemoOptions(
         rounds=args.rounds,
-        db=args.db,
+        db=args.db if args.db is not None else DEMO_DIR / f"{args.table_id}.db",
+        table_id=args.table_id,
         host=args.host,
         port=args.port,
         pace=max(0.0, args.pace),

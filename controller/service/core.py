@@ -35,6 +35,7 @@ manual mode; the dealer signs in before the table opens).
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ from controller.service.view import (
     supervisor_actions,
     table_actions,
 )
+from controller.service.watch import WatchDesk
 from controller.store.db import StoreDown, StoreError
 
 log = structlog.get_logger("floorctl.service")
@@ -73,6 +75,26 @@ KEPT_SOURCES = frozenset({"shoe"})
 # The devices a supervisor may put in manual mode, and the states in which each is back.
 MANUAL_DEVICES = ("shoe", "camera")
 DEVICE_UP = frozenset({"ok", "connected"})
+# How long "no more bets" waits for the cameras to report the boxes as they stand: at least
+# CAMERA_WAIT seconds; longer, up to CAMERA_WAIT_MAX, for a camera still working through its
+# first CAMERA_FRAMES frames after the call (a slow or loaded camera is not cut short).
+CAMERA_WAIT = 10.0
+CAMERA_FRAMES = 24
+CAMERA_WAIT_MAX = 40.0
+
+
+class Camera(Protocol):
+    """A camera the service hears wagers from (``controller.service.camera.CameraFeed``)."""
+
+    name: str
+
+    def reported_since(self, since: float) -> bool:
+        """Whether it has reported every box as it stands in a frame read after ``since``."""
+        ...
+
+    def frames_since(self, since: float) -> int:
+        """How many frames it has read (and handed on) since ``since``."""
+        ...
 
 
 class Recorded(Protocol):
@@ -173,6 +195,14 @@ class TableService:
         self._draining = False
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
         self._ending: set[str] = set()  # devices whose manual mode is being ended
+        self.cameras: list[Camera] = []  # the cameras "no more bets" waits for
+        # The overhead camera's changes after "no more bets", judged against the round (5.5).
+        self.watch = WatchDesk(self)
+        self.camera_wait = CAMERA_WAIT
+        self.camera_frames = CAMERA_FRAMES
+        self.camera_wait_max = CAMERA_WAIT_MAX
+        # "No more bets" called, waiting for the cameras: since when, and which (the screen).
+        self.closing: dict[str, Any] | None = None
         self.seq = event_log.seq
         self._view: TableView = event_log.table.view()
         # The screen's list of recent events: the last ones stored (the table itself is the
@@ -382,6 +412,7 @@ class TableService:
     ) -> Submitted:
         self.seq = seq
         self._view = self.table.view()
+        self.watch.noted(self._view)
         rules = self.setup.rules
         flags = []
         for f in applied.flags:
@@ -617,6 +648,58 @@ class TableService:
             for s in sorted(self._view.seen, key=lambda s: s.box)
         }
 
+    def add_camera(self, camera: Camera) -> None:
+        """A camera whose report of the boxes "no more bets" waits for."""
+        with self._side_lock:
+            self.cameras.append(camera)
+
+    def await_cameras(self) -> list[str]:
+        """Wait until every camera has reported the boxes as they stand in a frame read after
+        this call: a wager placed just before "no more bets" is then the box's wager, not a
+        change after it. The wait is bounded: ``camera_wait`` seconds, or longer (up to
+        ``camera_wait_max``) for a camera that has not yet read ``camera_frames`` frames since
+        the call. The screen shows the wait meanwhile. Returns the cameras that did not
+        report in time."""
+        limit = self.camera_wait
+        since = time.monotonic()
+        with self._side_lock:
+            cameras = list(self.cameras)
+        waiting = [c for c in cameras if not c.reported_since(since)]
+        if not waiting:
+            return []
+        with self._side_lock:
+            self.closing = {"since": self.clock(), "cameras": [c.name for c in waiting]}
+        self._notify()
+        try:
+            while waiting:
+                time.sleep(0.02)
+                waiting = [c for c in waiting if not c.reported_since(since)]
+                spent = time.monotonic() - since
+                if spent >= self.camera_wait_max:
+                    break
+                if spent >= limit and all(
+                    c.frames_since(since) >= self.camera_frames for c in waiting
+                ):
+                    break
+        finally:
+            with self._side_lock:
+                self.closing = None
+            self._notify()
+        if waiting:
+            log.warning(
+                "no more bets: a camera did not report the boxes in time",
+                cameras=[c.name for c in waiting],
+                seconds=round(time.monotonic() - since, 1),
+            )
+        return [c.name for c in waiting]
+
+    def close_betting(self) -> list[Submitted]:
+        """Before "no more bets" is recorded: wait for the cameras to report the boxes as they
+        stand (:meth:`await_cameras`), then take what they see as the boxes' wagers
+        (:meth:`sync_camera_bets`)."""
+        self.await_cameras()
+        return self.sync_camera_bets()
+
     def sync_camera_bets(self) -> list[Submitted]:
         """At "no more bets", while the camera works: what it sees on each box becomes that
         box's wager where none is recorded, and is restated to the engine where the round
@@ -722,6 +805,7 @@ class TableService:
             ],
             "blocked": self.sign_in_required and bool(pending),
             "on_duty": {"dealer": view.dealer, "sign_in": self.sign_in_required},
+            "closing": self._closing_view(),
             "manual": self.manual,
             "last_round": last,
             "devices": self.device_states(),
@@ -740,6 +824,11 @@ class TableService:
         out["state"] = "waiting" if self._view.waiting(*key) is not None else "done"
         out["resolution"] = self._resolution(*key)
         return out
+
+    def _closing_view(self) -> dict[str, Any] | None:
+        """ "No more bets" waiting for the cameras (None when it is not)."""
+        with self._side_lock:
+            return None if self.closing is None else dict(self.closing)
 
     def _store_view(self) -> dict[str, Any]:
         """What the screen's STORE DOWN panel shows (the service's lock held)."""

@@ -212,10 +212,13 @@ class DemoCards:
 # ----- the demo ---------------------------------------------------------------------------
 
 
+DEMO_DIR = Path("floorctl-demo")  # every file the demo writes is in here (git-ignored)
+
+
 @dataclass
 class DemoOptions:
     rounds: int = 0  # 0: until interrupted
-    db: Path = Path("floorctl-demo.db")
+    db: Path = DEMO_DIR / "DEMO.db"  # its spool, key pair and stills are written beside it
     host: str = "127.0.0.1"
     port: int = 8080
     pace: float = 0.6
@@ -227,6 +230,8 @@ class DemoOptions:
     pin: str | None = None
     camera: bool = True
     quiet: bool = False
+    table_id: str = "DEMO"
+    read_pause: float = 2.0  # seconds the dealer reads a flag before tapping "Seen"
     tray: bool = True  # the pit's day at the tray: opener, fill, buy-ins, checks, closer, drop
     mispay: Decimal | None = None  # the dealer pays this much too much in round 2
 
@@ -239,9 +244,12 @@ class Demo:
         self.out = out
         self.rng = random.Random(options.seed)
         self.pin = options.pin or f"{secrets.randbelow(10**6):06d}"
+        self.dealer_pin = f"{secrets.randbelow(10**6):06d}"  # the dealer's, to sign in
         self.pty = PtyPair()
         self.master = PtyMaster(self.pty)
         self.plan = FaultPlan()  # the faults asked for (read by open())
+        self.tampers: dict[int, str] = {}  # round -> "past-post" or "pinch" (read by open())
+        self.tampered: list[tuple[int, int]] = []  # (round, box) tampered with, as done
         self.cards = DemoCards(self)
         self._shoe: DealerPacedShoe | None = None
         self._shoe_thread: threading.Thread | None = None
@@ -256,10 +264,13 @@ class Demo:
     def open(self) -> Table:
         opts = self.options
         try:
-            self.plan = parse_faults(opts.faults) if opts.faults else FaultPlan()
+            shoe_faults, self.tampers = split_camera_faults(opts.faults)
+            self.plan = parse_faults(shoe_faults) if shoe_faults else FaultPlan()
         except ValueError as exc:
             raise StartError(f"--faults: {exc}") from None
-        line = dict(DEMO_TABLE, game=opts.game)
+        if self.tampers and not opts.camera:
+            raise StartError("--faults: past-post and pinch need the camera stand-in")
+        line = dict(DEMO_TABLE, game=opts.game, table_id=opts.table_id)
         if opts.decks is not None:
             line["decks"] = opts.decks
         setup = parse_setup(line)
@@ -268,6 +279,7 @@ class Demo:
             make_decks(setup.decks, random.Random(0), pontoon=pontoon, faults=self.plan.decks)
         except ValueError as exc:
             raise StartError(f"--faults: {exc}") from None
+        opts.db.parent.mkdir(parents=True, exist_ok=True)
         if opts.db.exists():  # the last demo's store (and any spool) is kept aside, once
             previous = opts.db.with_name(opts.db.name + ".previous")
             for suffix in ("", "-wal", "-shm"):
@@ -278,6 +290,9 @@ class Demo:
                 spool.replace(spool.with_name(spool.name + ".previous"))
         # The demo's one supervisor; the PIN is printed at start (there is no default PIN).
         supervisors = {"demo": hash_pin(self.pin, iterations=50_000)}
+        # A dealer signs in to deal, as at a live table: a flag then holds the dealer's taps
+        # until the dealer has seen it (the bot reads it and taps "Seen").
+        dealers = {"dana": hash_pin(self.dealer_pin, iterations=50_000)}
         # Every round kept: the demo counts and totals them all (its shifts are short).
         table = open_table(
             line,
@@ -285,6 +300,7 @@ class Demo:
             supervisors,
             keep_rounds=None,
             signing_key=str(self.key_file()),
+            dealers=dealers,
         )
         self.table = table
         service = table.service
@@ -325,10 +341,33 @@ class Demo:
             max_rounds=opts.rounds,
             cards=self.cards,
             supervisor="demo",
+            read_pause=opts.read_pause,
+            after_call=self._after_call,
             tray=tray,
         )
         table.stoppers.append(self.bot.stop)
         return table
+
+    def _after_call(self, number: int) -> None:
+        """A camera fault asked for this round: once "no more bets" is called, a player adds
+        a chip to their wager (past-post) or takes one off it (pinch)."""
+        kind = self.tampers.get(number)
+        if kind is None or self.camera is None or self.bot is None:
+            return
+        placed = self.camera.source.placed
+        if not placed:
+            return
+        step = Decimal(min(c.value for c in self.camera.source.cfg.chips))
+        if kind == "past-post":
+            box = min(placed)
+            amount = placed[box] + step
+        else:  # the largest wager, one chip less
+            box = max(placed, key=lambda b: (placed[b], -b))
+            amount = placed[box] - step
+        time.sleep(0.5)  # a moment after the call, as a past-poster waits for the dealer
+        self.camera.tamper(box, amount)
+        self.tampered.append((number, box))
+        log.warning("demo camera fault put in", fault=kind, round=number, box=box)
 
     def _manual_wagers(self, wagers: Wagers) -> None:
         assert self.table is not None
@@ -478,6 +517,7 @@ class Demo:
             if not self.options.quiet:
                 print(f"dealer's screen: {url}", file=self.out)
                 print(f"supervisor: demo, PIN {self.pin}", file=self.out)
+                print(f"dealer: dana, PIN {self.dealer_pin}", file=self.out)
                 print(f"audit store: {self.options.db}", file=self.out)
                 from controller.store.keys import PUBLIC_NAME
 
@@ -522,6 +562,27 @@ class Demo:
         if self.table is not None:
             self.table.close()
             self.table = None
+
+
+CAMERA_FAULTS = ("past-post", "pinch")
+
+
+def split_camera_faults(spec: str) -> tuple[str, dict[int, str]]:
+    """The demo's camera faults (``past-post@ROUND``, ``pinch@ROUND``: a chip added to, or
+    taken off, a wager after that round's "no more bets") apart from the shoe's and the
+    decks' (:func:`drivers.shoe.simulator.parse_faults`)."""
+    rest: list[str] = []
+    tampers: dict[int, str] = {}
+    for item in (part.strip() for part in spec.split(",")):
+        kind, _, at = item.partition("@")
+        if kind not in CAMERA_FAULTS:
+            if item:
+                rest.append(item)
+            continue
+        if not at.isdigit() or int(at) < 1:
+            raise ValueError(f"fault {item!r}: a camera fault is {kind}@ROUND (rounds from 1)")
+        tampers[int(at)] = kind
+    return ",".join(rest), tampers
 
 
 def _finish(future: asyncio.Future[None]) -> None:

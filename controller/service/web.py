@@ -196,7 +196,7 @@ def create_app(
             return _error(409, reason)
         expect: int | None = service.seq
         if kind == "no_more_bets":
-            await asyncio.to_thread(service.sync_camera_bets)
+            await asyncio.to_thread(service.close_betting)
             expect = None
         source = _source(kind, "dealer")
         if kind == "bet" and (why := service.manual_bet_note(int(event["box"]))):

@@ -64,6 +64,9 @@ _RUN_CHANGE = 0.4  # what a change of chip between two bands costs, in colour di
 _RUN_MARGIN = 1.4  # how much dearer another chip for a band must be for full clarity
 _STRAY_MM2 = 120.0  # a thing this large beside the box, where no chip can be, is not nothing
 SIDE_SHADE = 0.7  # a chip's side band against its face, when not learned
+TALL_WHITE = 5  # this many white chips on top of one another are not read surely from above
+TALL_WHITE_NOTE = "white chips on top of one another: their seams do not show from above"
+STACKED_IN_PICTURE = "one stack above another in the picture: a stack split, or one behind another"
 PAPER_WHITE = 0.92  # the printed white's reflectance, against which colours are given
 
 
@@ -153,6 +156,12 @@ class ChipDetector:
     _survey: tuple[dict[int, int], list[StackSurvey]] | None = field(
         default=None, init=False, repr=False
     )
+    # The last frame's box images (box -> its reflectance image and view): what the overhead
+    # watcher (``watch.py``) compares from frame to frame.
+    patches: dict[int, tuple[F32Array, BoxView]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    white: Any = field(default=None, init=False, repr=False)  # the last frame's printed white
     # When a list: each stack read appends (box, its height in chips, its cross-checks).
     trace: list[tuple[int, float, dict[str, float], dict[str, float]]] | None = field(
         default=None, repr=False
@@ -210,6 +219,7 @@ class ChipDetector:
             self._views_for = (id(fix), size)
             self._last = {}
         white = printed_white(frame, fix)
+        self.white = white
         patches = []
         for view in self._views:
             patch = cv2.remap(frame, view.maps[0], view.maps[1], cv2.INTER_LINEAR)
@@ -226,6 +236,9 @@ class ChipDetector:
         ]
         known = [_chroma(c) for c in beside if c is not None]
         cloth_c = np.median(known, axis=0) if known else _chroma(self._felt)
+        self.patches = {
+            view.area.box: (refl, view) for view, refl in zip(self._views, patches, strict=True)
+        }
         boxes = {}
         for view, refl, felt_obs in zip(self._views, patches, beside, strict=True):
             # A box that looks as it did in the last frame (a fixed camera, nothing moved:
@@ -351,6 +364,7 @@ class ChipDetector:
         stacks: list[tuple[int, ...]] = []
         confidence = 1.0
         notes: list[str] = []
+        spans: list[tuple[int, int]] = []  # each stack's columns in the box image
         for i in range(1, n_cc):
             x, y, w, h, area = (int(v) for v in stats[i])
             if area < 0.35 * math.pi * (r_mm * ppm) ** 2:
@@ -362,12 +376,25 @@ class ChipDetector:
             if columns is None:
                 return unsure("something other than chips in the box")
             for ca, cb in columns:
+                # One stack above another in the picture: a tall stack broken in two where
+                # its chips' sides meet the cloth's colour, or a stack behind another. Either
+                # way the count of each is in doubt (a stack of 15 read as 1 and 3).
+                for sa, sb in spans:
+                    if min(sb, x + cb) - max(sa, x + ca) > 0.6 * d_px:
+                        return unsure(STACKED_IN_PICTURE)
+                spans.append((x + ca, x + cb))
                 mask = cc == i
                 stack, conf, note = self._read_stack(
                     refl, bgdiff, mask, view, x + ca, x + cb, scale
                 )
                 if not stack:
                     return unsure(note or "a stack could not be read")
+                if self._white_run(stack) >= TALL_WHITE:
+                    # Many white chips on top of one another: from above, white sides on
+                    # white sides hide their seams, and the top face is lost against them
+                    # (9 read as 8 with full confidence): the count is in doubt.
+                    conf = min(conf, 0.5)
+                    note = TALL_WHITE_NOTE
                 stacks.append(stack)
                 if conf < confidence:
                     confidence = conf
@@ -393,6 +420,16 @@ class ChipDetector:
             tuple(stacks),
             "; ".join(dict.fromkeys(notes)),
         )
+
+    def _white_run(self, stack: tuple[int, ...]) -> int:
+        """How many light grey (white) chips lie on top of one another at the stack's top."""
+        run = 0
+        for value in reversed(stack):
+            i = self._values.index(value)
+            if not self._grey[i] or self._dark[i]:
+                break
+            run += 1
+        return run
 
     def _read_stack(
         self,

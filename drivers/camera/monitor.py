@@ -3,7 +3,8 @@
 Each step reads a frame, checks it (no frame, black frame), places the layout
 (``LayoutTracker``: the fiducials are searched for every ``relocate_every`` frames, at once if
 a quick per-frame check says the camera has moved, and after any fault), reads the boxes and
-feeds the stability tracker.
+feeds the stability tracker and the watcher (``watch.py``: a hand over a box, a stack
+changed after "no more bets"; its changes since the last step are in ``changes``).
 Faults go to the status object and the log; they never raise: the table carries on with
 manual wager entry while the camera is down.
 """
@@ -20,6 +21,7 @@ from drivers.camera.fiducials import LayoutFix, LayoutTracker
 from drivers.camera.sources import FrameSource
 from drivers.camera.stability import StabilityTracker, StableReport, wager_seen_event
 from drivers.camera.status import BLACK_FRAME, FIDUCIALS_NOT_FOUND, NO_FRAMES, CameraStatus
+from drivers.camera.watch import Change, Watcher
 
 
 def is_black(frame: U8Array, level: float) -> bool:
@@ -45,8 +47,10 @@ class CameraMonitor:
             tuple(b.box for b in cfg.boxes), cfg.stable_frames, cfg.min_confidence
         )
         self.layout = LayoutTracker(cfg)
+        self.watcher = Watcher(tuple(b.box for b in cfg.boxes))
         self.last_reading: FrameReading | None = None
         self.last_reports: list[StableReport] = []
+        self.changes: list[Change] = []
 
     @property
     def fix(self) -> LayoutFix | None:
@@ -56,6 +60,7 @@ class CameraMonitor:
         """Process one frame; returns the ``wager_seen`` events it produced (often none)."""
         self.last_reports = []
         self.last_reading = None
+        self.changes = []
         frame = self.source.read()
         if frame is None:
             return self._fault(NO_FRAMES, f"no frames from {self.source.name}")
@@ -72,6 +77,9 @@ class CameraMonitor:
         if unreadable * 2 > len(reading.boxes):
             self.layout.search_next()  # look for the layout again next frame
         self.last_reports = self.tracker.update(reading)
+        self.changes = self.watcher.update(
+            frame, reading, self.detector.patches, self.detector.white
+        )
         now = self.clock()
         return [wager_seen_event(r, time=now) for r in self.last_reports]
 

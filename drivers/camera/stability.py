@@ -19,6 +19,8 @@ from typing import Any
 
 from drivers.camera.detector import BoxReading, FrameReading
 
+RESTLESS = 4  # k-frame spans a box may read surely but never alike before it is unsure
+
 
 @dataclass(frozen=True)
 class StableReport:
@@ -49,12 +51,14 @@ class StabilityTracker:
     unsure: dict[int, str] = field(default_factory=dict)  # box -> why it cannot be read
     _runs: dict[int, _Run] = field(default_factory=dict, init=False, repr=False)
     _doubt: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+    _restless: dict[int, int] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.k < 1:
             raise ValueError(f"stable_frames must be at least 1, not {self.k}")
         self._runs = {b: _Run() for b in self.boxes}
         self._doubt = {b: 0 for b in self.boxes}
+        self._restless = {b: 0 for b in self.boxes}
 
     def update(self, reading: FrameReading) -> list[StableReport]:
         """Feed one frame's readings; returns the boxes whose stable wager changed."""
@@ -78,6 +82,14 @@ class StabilityTracker:
                 run = self._runs[box] = _Run(key, r, 1, r.confidence)
             if run.length >= self.k:
                 self.unsure.pop(box, None)
+                self._restless[box] = 0
+            else:
+                # Read surely, but never the same k frames in a row for a long while: the
+                # reading keeps changing (two counts it flips between), and the dealer keys
+                # the wager in rather than wait for it.
+                self._restless[box] += 1
+                if self._restless[box] >= RESTLESS * self.k:
+                    self.unsure[box] = "the reading of the box keeps changing"
             current = self.stable.get(box)
             if run.length >= self.k and (current is None or _key(current) != key):
                 report = StableReport(
@@ -92,11 +104,26 @@ class StabilityTracker:
                 out.append(report)
         return out
 
+    def settled(self) -> bool:
+        """Whether every box, as of the last frame, is reported as it stands: its run of
+        readings has lasted ``k`` frames and is the stable wager reported, or it is unsure
+        (its wager is the dealer's to key in). A box whose chips just changed, or under a
+        hand, is not settled until ``k`` frames agree on it again."""
+        for box in self.boxes:
+            if box in self.unsure and self._runs[box].length < self.k:
+                continue
+            run = self._runs[box]
+            current = self.stable.get(box)
+            if run.length < self.k or current is None or _key(current) != run.key:
+                return False
+        return True
+
     def interrupt(self) -> None:
         """No reading could be made (a device fault): every run starts again (and the boxes
         left unsure stay so until they are read surely again)."""
         self._runs = {b: _Run() for b in self.boxes}
         self._doubt = {b: 0 for b in self.boxes}
+        self._restless = {b: 0 for b in self.boxes}
 
 
 def _key(report: StableReport) -> tuple[Decimal, tuple[tuple[int, int], ...]]:

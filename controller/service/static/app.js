@@ -143,6 +143,12 @@ function renderStatus() {
 function renderDue() {
   const due = state.due || {}, box = $("due");
   const parts = [];
+  const closing = state.closing;
+  if (closing) {  // "no more bets" waits until the cameras have seen the boxes as they stand
+    box.replaceChildren(el("span", { id: "due-text", "data-state": "closing" },
+      `No more bets — waiting for the ${closing.cameras.join(", ")} to see the boxes as they stand`));
+    return;
+  }
   const nc = due.next_card;
   if (nc) parts.push(nc.to === "dealer" ? "Next card: dealer" :
     `Next card: box ${nc.box}${nc.hand ? " hand " + (nc.hand + 1) : ""}`);
