@@ -74,7 +74,8 @@ class BuildEngine(build_ext):
         if not self.pure_reason:
             try:
                 self._mypycify()
-            except Exception as exc:  # mypy refused the sources: a pure package still works
+            except (Exception, SystemExit) as exc:  # mypy refused the sources (mypyc exits):
+                # a pure package still works
                 self.pure_reason = f"mypyc could not compile it ({exc})"
                 self.distribution.ext_modules = []
         super().finalize_options()

@@ -1,5 +1,5 @@
-"""Replay and verify: events parsed and applied per CPU second, beside the parse alone; and the
-decoders the event layer could move to (msgspec, pydantic), measured on the same events.
+"""Replay and verify: events parsed and applied per CPU second, beside the parse alone; and
+pydantic, the other one-class-per-kind decoder, measured on the same events.
 
     .venv/bin/python benchmarks/bench_parse.py [--rounds 600] [--trials 5]
     VENV/bin/python benchmarks/bench_parse.py --installed    # a venv made by pip install .
@@ -9,15 +9,17 @@ makes them: the opening, every shoe with its cutting card, irregularities, 2% of
 as JSON lines the way a store or a scenario holds them. Figures (CPU time, median of the
 trials, this process):
 
-1. json.loads + parse_event (today's parser) alone; the engine's apply alone (events parsed
-   beforehand); the two together, as `floorctl replay` and `verify` run them; the parse's
-   share of the whole (the aim: parse no more than 0.5 of apply);
-2. the same events decoded by a tagged union of one class per event kind, validated in one
-   step, with msgspec (``msgspec.json.Decoder``) and with pydantic (``TypeAdapter`` of a
-   discriminated union): the field checks the parser makes (box 1-99, amounts of at most
-   cents and at most the table's ceiling, card codes, deck counts, ids of printable text up to
-   64, the passthrough fields). Only the kinds the day holds are modelled; the share of events
-   they cover is printed.
+1. ``decode_event`` alone (a JSON line to its event class, decoded and checked in one step by
+   msgspec, as `floorctl replay` and `verify` read them); the engine's apply alone (events
+   parsed beforehand); the two together; the parse's share (the aim: no more than 0.5 of
+   apply);
+2. ``json.loads`` + ``parse_event`` (an object already read, as the service's taps arrive)
+   beside it;
+3. the same events decoded by pydantic (``TypeAdapter`` of a discriminated union, one model
+   per kind) with the same field checks (box 1-99, amounts of at most cents and at most the
+   table's ceiling, card codes, deck counts, ids of printable text up to 64, the passthrough
+   fields). Only the kinds the day holds are modelled; the share of events covered is
+   printed.
 """
 
 import argparse
@@ -38,7 +40,7 @@ if "--installed" not in sys.argv:
     sys.path.insert(0, str(ROOT))
 
 from controller.engine import Table, native  # noqa: E402
-from controller.events import parse_event, parse_setup  # noqa: E402
+from controller.events import decode_event, parse_event, parse_setup  # noqa: E402
 from controller.floor.generate import Shift  # noqa: E402
 
 CARD = r"^[A23456789TJQK][SHDC]$"
@@ -67,154 +69,6 @@ def cpu(fn: Callable[[], object], trials: int) -> float:
         fn()
         times.append(time.process_time() - start)
     return statistics.median(times)
-
-
-# --- one class per kind: msgspec ----------------------------------------------------------------
-
-
-def msgspec_decoder() -> Callable[[bytes], Any] | None:
-    try:
-        import msgspec
-        from msgspec import Meta, Struct
-    except ImportError:
-        return None
-
-    Box = Annotated[int, Meta(ge=1, le=99)]
-    Amount = Decimal  # msgspec bounds no Decimal: checked after decoding (__post_init__)
-    Name = Annotated[str, Meta(pattern=NAME)]
-
-    def money(amount: Decimal) -> None:
-        exponent = amount.as_tuple().exponent
-        if not 0 <= amount <= CEILING or not isinstance(exponent, int) or exponent < -2:
-            raise ValueError(f"{amount} is not an amount (0 to {CEILING}, at most cents)")
-
-    class Base(Struct, tag_field="type", forbid_unknown_fields=True, kw_only=True):
-        time: Name | None = None
-        actor: Name | None = None
-        source: Annotated[str, Meta(max_length=32)] | None = None
-        correction_of: Annotated[int, Meta(ge=1)] | None = None
-        note: Annotated[str, Meta(max_length=2000)] | None = None
-
-    class Shuffle(Base, tag="shuffle"):
-        decks: Annotated[int, Meta(ge=1, le=16)]
-        cut_card: Annotated[int, Meta(ge=0, le=1_000_000)] | None
-        deck_serials: list[Annotated[str, Meta(pattern=SERIAL)]] | None = None
-
-    class Bet(Base, tag="bet"):
-        box: Box
-        player: Name
-        amount: Amount
-        controls: bool = False
-
-        def __post_init__(self) -> None:
-            money(self.amount)
-
-    class Card(Base, tag="card"):
-        card: Annotated[str, Meta(pattern=CARD)]
-        face_up: bool = False
-        in_error: Literal["unexposed", "exposed"] | None = None
-        damaged: bool = False
-        deck: Annotated[str, Meta(pattern=SERIAL)] | None = None
-
-    class OnBox(Base, kw_only=True):
-        box: Box
-
-    class Stand(OnBox, tag="stand"):
-        pass
-
-    class Hit(OnBox, tag="hit"):
-        pass
-
-    class Surrender(OnBox, tag="surrender"):
-        pass
-
-    class OfferSurrender(OnBox, tag="offer_surrender"):
-        pass
-
-    class Refuse(OnBox, tag="refuse"):
-        pass
-
-    class Absent(OnBox, tag="absent"):
-        pass
-
-    class Double(OnBox, tag="double"):
-        player: Name
-        amount: Amount
-
-        def __post_init__(self) -> None:
-            money(self.amount)
-
-    class Insurance(OnBox, tag="insurance"):
-        player: Name
-        amount: Amount
-
-        def __post_init__(self) -> None:
-            money(self.amount)
-
-    class Split(OnBox, tag="split"):
-        player: Name | None = None
-
-    class Rescue(OnBox, tag="rescue"):
-        player: Name
-
-    class NoMoreBets(Base, tag="no_more_bets"):
-        pass
-
-    class CutCard(Base, tag="cut_card"):
-        pass
-
-    class OfferInsurance(Base, tag="offer_insurance"):
-        pass
-
-    class Peek(Base, tag="peek"):
-        pass
-
-    class Dealer(Base, tag="dealer"):
-        dealer: Name
-
-    class Inspect(Base, tag="inspect"):
-        deck: Annotated[str, Meta(pattern=SERIAL)] | None = None
-        by: Annotated[list[Name], Meta(min_length=1, max_length=8)] | None = None
-
-    class InspectEnd(Base, tag="inspect_end"):
-        pass
-
-    class ShoeEnd(Base, tag="shoe_end"):
-        pass
-
-    class OpeningStep(Base, tag="opening_step"):
-        step: Literal["spread", "chemmy", "stack", "riffle", "cut"]
-
-    class OpenTable(Base, tag="open_table"):
-        by: Annotated[list[Name], Meta(min_length=1, max_length=8)] | None = None
-
-    class CloseTable(Base, tag="close_table"):
-        by: Annotated[list[Name], Meta(min_length=1, max_length=8)] | None = None
-
-    class Void(Base, tag="void"):
-        box: Box | None = None
-
-    class Misread(Base, tag="misread"):
-        raw: Annotated[str, Meta(max_length=512)]
-
-    class WagerSeen(Base, tag="wager_seen"):
-        box: Box
-        amount: Amount
-        chips: dict[str, Annotated[int, Meta(ge=0, le=1_000_000)]] | None = None
-        confidence: Decimal | None = None
-
-        def __post_init__(self) -> None:
-            money(self.amount)
-            if self.confidence is not None and not 0 <= self.confidence <= 1:
-                raise ValueError(f"{self.confidence} is not a confidence between 0 and 1")
-
-    Kinds = (
-        Shuffle | Bet | Card | Stand | Hit | Surrender | OfferSurrender | Refuse | Absent
-        | Double | Insurance | Split | Rescue | NoMoreBets | CutCard | OfferInsurance | Peek
-        | Dealer | Inspect | InspectEnd | ShoeEnd | OpeningStep | OpenTable | CloseTable | Void
-        | Misread | WagerSeen
-    )  # fmt: skip
-    return msgspec.json.Decoder(Kinds).decode
 
 
 # --- one class per kind: pydantic ---------------------------------------------------------------
@@ -343,9 +197,14 @@ def main() -> int:
         f"({args.rounds} rounds; {len(kinds)} kinds, card {kinds['card'] / n:.0%}), "
         f"engine {native.describe()}, median of {args.trials} trials, CPU time"
     )
-    parsed = [parse_event(json.loads(r)) for r in raw]
+    parsed = [decode_event(r) for r in raw]
+    assert [p.to_dict() for p in parsed] == [parse_event(json.loads(r)).to_dict() for r in raw]
 
     def parse_only() -> None:
+        for r in raw:
+            decode_event(r)
+
+    def loads_and_parse() -> None:
         for r in raw:
             parse_event(json.loads(r))
 
@@ -357,31 +216,35 @@ def main() -> int:
     def both() -> None:
         table = Table(setup)
         for r in raw:
-            table.apply(parse_event(json.loads(r)))
+            table.apply(decode_event(r))
 
     t_parse = cpu(parse_only, args.trials)
     t_apply = cpu(apply_only, args.trials)
     t_both = cpu(both, args.trials)
-    print(f"  {'json.loads + parse_event alone':<44} {n / t_parse:>12,.0f} events/s")
+    t_dicts = cpu(loads_and_parse, args.trials)
+    print(f"  {'decode_event alone (msgspec)':<44} {n / t_parse:>12,.0f} events/s")
     print(f"  {'apply alone (parsed beforehand)':<44} {n / t_apply:>12,.0f} events/s")
     print(f"  {'parsed and applied (replay, verify)':<44} {n / t_both:>12,.0f} events/s")
     print(f"  parse / apply = {t_parse / t_apply:.2f}   (aim: 0.5 or less)")
-    for name, make in (("msgspec", msgspec_decoder), ("pydantic", pydantic_decoder)):
-        decode = make()
-        if decode is None:
-            print(f"  {name}: not installed here (pip install {name})")
-            continue
-        covered = [r for r in raw if _decodes(decode, r)]
-        left = Counter(json.loads(r)["type"] for r in raw if not _decodes(decode, r))
-        if left:
-            print(f"  ({name} refused or has no class for: {dict(left)})")
-        t = cpu(lambda d=decode, c=covered: [d(r) for r in c], args.trials)  # type: ignore[misc]
-        rate = len(covered) / t
-        print(
-            f"  {name + ': decode + validate, one class per kind':<44} {rate:>12,.0f} events/s"
-            f"  ({len(covered) / n:.1%} of the events; {t / len(covered) * n / t_apply:.2f} "
-            "of apply)"
-        )
+    print(
+        f"  {'json.loads + parse_event (an object read)':<44} {n / t_dicts:>12,.0f} events/s"
+        f"  ({t_dicts / t_apply:.2f} of apply)"
+    )
+    decode = pydantic_decoder()
+    if decode is None:
+        print("  pydantic: not installed here (pip install pydantic)")
+        return 0
+    covered = [r for r in raw if _decodes(decode, r)]
+    left = Counter(json.loads(r)["type"] for r in raw if not _decodes(decode, r))
+    if left:
+        print(f"  (pydantic refused or has no class for: {dict(left)})")
+    t = cpu(lambda: [decode(r) for r in covered], args.trials)
+    rate = len(covered) / t
+    print(
+        f"  {'pydantic: decode + validate, one class per kind':<44} {rate:>12,.0f} events/s"
+        f"  ({len(covered) / n:.1%} of the events; {t / len(covered) * n / t_apply:.2f} "
+        "of apply)"
+    )
     return 0
 
 

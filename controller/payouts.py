@@ -42,7 +42,7 @@ def outcome(
 ) -> str:
     """5.1: a standing (not bust, void or surrendered) hand against the dealer's final hand."""
     if natural:
-        return rules.natural_vs_dealer_natural if dealer_natural else "win"
+        return rules.natural_vs_dealer_natural.value if dealer_natural else "win"
     if dealer_natural:
         return "win" if total == 21 and rules.player_21_beats_dealer_pontoon else "lose"
     if dealer_total > 21:

@@ -13,6 +13,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from enum import StrEnum
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -48,6 +49,43 @@ class RuleSetError(ValueError):
         self.key = key
 
 
+class HoleCard(StrEnum):
+    """Whether the dealer takes a hole card: ``none`` (his second card after the boxes play)
+    or ``peek`` (dealt face down and checked for a natural)."""
+
+    NONE = "none"
+    PEEK = "peek"
+
+
+class NaturalVsNatural(StrEnum):
+    """A player's natural against the dealer's: ``win`` or ``push``."""
+
+    WIN = "win"
+    PUSH = "push"
+
+
+class DoubleFirstTwo(StrEnum):
+    """Which first two cards may double: ``any``, only ``totals`` listed, or ``never``."""
+
+    ANY = "any"
+    TOTALS = "totals"
+    NEVER = "never"
+
+
+class DoubleAmount(StrEnum):
+    """A double's amount: ``up_to_original`` (any, up to the wager) or ``equal`` to it."""
+
+    UP_TO_ORIGINAL = "up_to_original"
+    EQUAL = "equal"
+
+
+class SplitPairs(StrEnum):
+    """Which pairs split: ``same_value`` or ``same_rank_pictures`` (pictures by rank only)."""
+
+    SAME_VALUE = "same_value"
+    SAME_RANK_PICTURES = "same_rank_pictures"
+
+
 def _ratio(text: str) -> Decimal:
     num, _, den = text.partition(":")
     return Decimal(num) / Decimal(den or "1")
@@ -60,10 +98,10 @@ class RuleSet:
     natural_name: str
     decks: int
     excluded_ranks: str
-    hole_card: str
+    hole_card: HoleCard
     dealer_hits_soft_17: bool
     natural_pays: str
-    natural_vs_dealer_natural: str
+    natural_vs_dealer_natural: NaturalVsNatural
     player_21_beats_dealer_21: bool
     player_21_beats_dealer_pontoon: bool
     dealer_natural_takes_doubles: bool
@@ -74,17 +112,17 @@ class RuleSet:
     insurance_max_fraction: Decimal
     surrender: bool
     surrender_lost_to_dealer_natural: bool
-    double_first_two: str
+    double_first_two: DoubleFirstTwo
     double_totals: tuple[int, ...]
     double_no_aces: bool
     double_after_split: bool
     double_split_aces: bool
     double_later_under_21: bool
-    double_amount: str
+    double_amount: DoubleAmount
     min_increment: Decimal
     double_aces_count_one: bool
     rescue: bool
-    split_pairs: str
+    split_pairs: SplitPairs
     max_hands: int
     resplit_aces: bool
     split_aces_one_card: bool
@@ -123,7 +161,7 @@ class RuleSet:
             v = getattr(self, f.name)
             if isinstance(v, MappingProxyType):
                 v = dict(v)
-            elif isinstance(v, Decimal):
+            elif isinstance(v, (Decimal, StrEnum)):
                 v = str(v)
             elif isinstance(v, tuple):
                 v = list(v)
@@ -131,13 +169,14 @@ class RuleSet:
         return out
 
 
-_CHOICES: dict[str, tuple[str, ...]] = {
-    "hole_card": ("none", "peek"),
-    "natural_vs_dealer_natural": ("win", "push"),
-    "double_first_two": ("any", "totals", "never"),
-    "double_amount": ("up_to_original", "equal"),
-    "split_pairs": ("same_value", "same_rank_pictures"),
+_ENUMS: dict[str, type[StrEnum]] = {
+    "hole_card": HoleCard,
+    "natural_vs_dealer_natural": NaturalVsNatural,
+    "double_first_two": DoubleFirstTwo,
+    "double_amount": DoubleAmount,
+    "split_pairs": SplitPairs,
 }
+_CHOICES: dict[str, tuple[str, ...]] = {k: tuple(e) for k, e in _ENUMS.items()}
 _MAPPINGS = ("rule_refs", "rule_words")
 _TYPES: dict[str, Any] = get_type_hints(RuleSet)
 SETTINGS: tuple[str, ...] = tuple(
@@ -181,6 +220,8 @@ def _coerce(key: str, value: Any) -> Any:
         raise RuleSetError(
             key, f"rule setting {key!r}: {value!r} is not one of {', '.join(_CHOICES[key])}"
         )
+    if key in _ENUMS:
+        return _ENUMS[key](value)
     if key in ("natural_pays", "insurance_pays") and (
         not _RATIO.fullmatch(value) or _ratio(value) <= 0
     ):

@@ -7,7 +7,7 @@ is compared with the recorded wagers at "no more bets" (5.2), after it (5.5) and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from controller.engine.results import Refusal, money
 from controller.engine.state import (
@@ -20,14 +20,12 @@ from controller.engine.state import (
     ZERO,
     Box,
     Round,
+    TableState,
 )
-from controller.events import Event
-
-if TYPE_CHECKING:
-    from controller.engine.table import Table
+from controller.events import Bet, NoMoreBets, WagerSeen
 
 
-def bet_refusal(t: Table, ev: Event) -> Refusal | None:
+def bet_refusal(t: TableState, ev: Bet) -> Refusal | None:
     """Why a bet may not be made now (None: it may). 5.5: no wager after "no more bets" and the
     first card; none while the last round's dealer hand is incomplete; the table's boxes and
     limits (a withdrawal, an amount of 0, is always within them)."""
@@ -65,7 +63,7 @@ def bet_refusal(t: Table, ev: Event) -> Refusal | None:
 LIVE_PHASES_AND_DEALER: Final = LIVE_PHASES | {DEALER}
 
 
-def on_bet(t: Table, ev: Event) -> None:
+def on_bet(t: TableState, ev: Bet) -> None:
     assert ev.box is not None and ev.player is not None and ev.amount is not None
     why = bet_refusal(t, ev)
     rnd = t.current_round
@@ -98,7 +96,7 @@ def _dealer_hand(rnd: Round) -> str:
     return f"{' '.join(rnd.dealer)}, {rnd.dealer_best}"
 
 
-def on_no_more_bets(t: Table, ev: Event) -> None:
+def on_no_more_bets(t: TableState, ev: NoMoreBets) -> None:
     rnd = t.current_round
     if rnd is None or rnd.phase is not BETTING or not rnd.boxes:
         return
@@ -106,7 +104,7 @@ def on_no_more_bets(t: Table, ev: Event) -> None:
     check_presence(t, rnd)
 
 
-def check_presence(t: Table, rnd: Round) -> None:
+def check_presence(t: TableState, rnd: Round) -> None:
     """5.2 at "no more bets": chips with no recorded wager, a wager with no chips."""
     if not rnd.seen:
         return  # the camera has reported no box: nothing to compare
@@ -130,7 +128,7 @@ def check_presence(t: Table, rnd: Round) -> None:
             )
 
 
-def on_wager_seen(t: Table, ev: Event) -> None:
+def on_wager_seen(t: TableState, ev: WagerSeen) -> None:
     assert ev.box is not None and ev.amount is not None
     rnd = t.current_round
     if rnd is None or rnd.phase is SETTLED or rnd.phase is VOID:

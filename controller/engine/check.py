@@ -27,17 +27,24 @@ is irregular about it when it is applied.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-from controller.engine import betting, irregular, play, tray
+from controller.engine import betting, decisions, irregular, play, tray
 from controller.engine.decisions import Decision, Kind, Role
 from controller.engine.results import Refusal, money
-from controller.engine.state import LIVE_PHASES, DayState, Device
-from controller.events import TRAY_EVENTS, Event
-
-if TYPE_CHECKING:
-    from controller.engine.table import Table
-
+from controller.engine.state import LIVE_PHASES, DayState, Device, TableState
+from controller.events import (
+    TRAY_EVENTS,
+    Acknowledge,
+    Bet,
+    Card,
+    Event,
+    ManualMode,
+    OpeningStepDone,
+    amount_of,
+    box_of,
+    player_of,
+)
 
 DECISION_KINDS: Final = frozenset(str(k) for k in Kind)
 # Who takes each decision at the screen: a person at the table (the dealer's taps) or the
@@ -46,11 +53,11 @@ PEOPLE: Final = frozenset({Role.DEALER, Role.CONTROLLER, Role.PLAYER, Role.BACK_
 SHUFFLE_ANYTIME: Final = Decision(Kind.SHUFFLE, Role.DEALER, "6.3")
 
 
-def refusal(t: Table, ev: Event) -> Refusal | None:
+def refusal(t: TableState, ev: Event) -> Refusal | None:
     kind = ev.type
     if kind in DECISION_KINDS:
         return _decision(t, ev)
-    if kind == "bet":
+    if isinstance(ev, Bet):
         return betting.bet_refusal(t, ev)
     if kind == "inspect":
         rnd = t.current_round
@@ -68,22 +75,22 @@ def refusal(t: Table, ev: Event) -> Refusal | None:
         if t.day.state is not DayState.CLOSED:
             return Refusal("day", "the table is open already")
         return None
-    if kind == "opening_step":
+    if isinstance(ev, OpeningStepDone):
         return _opening_step(t, ev)
     if kind == "close_table":
         if t.day.state is DayState.CLOSED and t.shoe is None and t.inspection is None:
             return Refusal("day", "the table is not open")
         return None
-    if kind == "manual_mode":
+    if isinstance(ev, ManualMode):
         return _manual_mode(t, ev)
-    if kind == "acknowledge":
-        key = (ev.flag_event or 0, ev.rule or "")
+    if isinstance(ev, Acknowledge):
+        key = (ev.flag_event, ev.rule)
         if key not in t.desk.pending:
             return Refusal(
                 "acknowledge", f"no flag of rule {key[1]} at event #{key[0]} is waiting to be seen"
             )
         return None
-    if kind == "card":
+    if isinstance(ev, Card):
         return _keyed_card(t, ev)
     if kind in TRAY_EVENTS:
         why = tray.refusal_reason(t, ev)
@@ -94,43 +101,44 @@ def refusal(t: Table, ev: Event) -> Refusal | None:
 NO_INSPECTION: Final = "inspect_end: no inspection is open"
 
 
-def allowed(t: Table) -> tuple[Decision, ...]:
+def allowed(t: TableState) -> tuple[Decision, ...]:
     """What may be decided now: the open decisions, and a shuffle whenever no round's cards are
     out though none is due (what the screen offers)."""
-    opened = t.open_decisions()
+    opened = decisions.open_now(t)
     if any(d.kind is Kind.SHUFFLE for d in opened) or not shuffle_allowed(t):
         return opened
     return (*opened, SHUFFLE_ANYTIME)
 
 
-def shuffle_allowed(t: Table) -> bool:
+def shuffle_allowed(t: TableState) -> bool:
     """A new shoe may be loaded between rounds (a round in betting has no cards out)."""
     rnd = t.current_round
     return rnd is None or rnd.phase not in LIVE_PHASES
 
 
-def _decision(t: Table, ev: Event) -> Refusal | None:
+def _decision(t: TableState, ev: Event) -> Refusal | None:
     kind = ev.type
     if kind == "shuffle" and shuffle_allowed(t):
         return None
+    number = box_of(ev)
     if kind == "offer_surrender":
-        return play.offer_surrender_refusal(t, ev.box or 0)
+        return play.offer_surrender_refusal(t, number or 0)
     if kind == "offer_insurance":
         return play.offer_insurance_refusal(t)
     if kind == "absent":
-        return irregular.absent_refusal(t, ev.box or 0)
-    if kind == "void" and ev.box is not None:
+        return irregular.absent_refusal(t, number or 0)
+    if kind == "void" and number is not None:
         rnd = t.current_round
-        box = rnd.boxes.get(ev.box) if rnd is not None else None
+        box = rnd.boxes.get(number) if rnd is not None else None
         if box is None or box.void:
-            return Refusal("16.5", f"void box {ev.box}: it has no wager in this round")
-    who = ev.player
-    amount = ev.amount
+            return Refusal("16.5", f"void box {number}: it has no wager in this round")
+    who = player_of(ev)
+    amount = amount_of(ev)
     near: Refusal | None = None
-    for d in t.open_decisions():
+    for d in decisions.open_now(t):
         if str(d.kind) != kind:
             continue
-        if d.box is not None and d.box != ev.box:
+        if d.box is not None and d.box != number:
             continue
         if d.kind in (Kind.DOUBLE, Kind.INSURANCE, Kind.RESCUE) and d.player != who:
             continue
@@ -149,7 +157,7 @@ def _decision(t: Table, ev: Event) -> Refusal | None:
         return None
     if near is not None:
         return near
-    where = f" for box {ev.box}" if ev.box is not None else ""
+    where = f" for box {number}" if number is not None else ""
     if kind == "shuffle":
         return Refusal("shoe", "a new shoe is loaded between rounds, not while cards are out")
     return Refusal("turn", f"{kind.replace('_', ' ')}{where} is not open now")
@@ -159,7 +167,7 @@ def _m(d: Decimal) -> str:
     return money(d)
 
 
-def _shoe_end(t: Table) -> Refusal | None:
+def _shoe_end(t: TableState) -> Refusal | None:
     shoe = t.shoe
     if shoe is None:
         return Refusal("shoe", "shoe_end: no shoe is loaded")
@@ -177,7 +185,7 @@ def _shoe_end(t: Table) -> Refusal | None:
     return None
 
 
-def _opening_step(t: Table, ev: Event) -> Refusal | None:
+def _opening_step(t: TableState, ev: OpeningStepDone) -> Refusal | None:
     """A step of the day's shuffle is confirmed once the table is open; during the opening
     (6.2, 6.3) each step once (the cut is recorded whenever it is made)."""
     day = t.day
@@ -193,8 +201,8 @@ def _opening_step(t: Table, ev: Event) -> Refusal | None:
     return None
 
 
-def _manual_mode(t: Table, ev: Event) -> Refusal | None:
-    device = Device(ev.device or "")
+def _manual_mode(t: TableState, ev: ManualMode) -> Refusal | None:
+    device = ev.device
     if ev.on:
         if device in t.desk.manual:
             return Refusal("manual", f"the {device} is in manual mode already")
@@ -208,14 +216,14 @@ def _manual_mode(t: Table, ev: Event) -> Refusal | None:
     return None
 
 
-def _keyed_card(t: Table, ev: Event) -> Refusal | None:
+def _keyed_card(t: TableState, ev: Card) -> Refusal | None:
     """A card keyed in by hand: in the shoe's manual mode, or for a misread awaiting it."""
-    corrects = ev.meta("correction_of")
+    corrects = ev.correction_of
     if corrects is not None:
         if corrects not in t.desk.misreads:
             return Refusal("shoe", f"event #{corrects} is not a misread awaiting correction")
         return None
-    if ev.meta("source") == "manual" and Device.SHOE not in t.desk.manual:
+    if ev.source == "manual" and Device.SHOE not in t.desk.manual:
         return Refusal(
             "manual", "cards come from the shoe reader: a supervisor puts the shoe in manual mode"
         )

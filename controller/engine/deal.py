@@ -14,11 +14,11 @@ settlement when nothing more is due.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from controller.cards import TEN_VALUES
-from controller.engine import decisions, inspection, irregular, settle
-from controller.engine.shoe import admit
+from controller.engine import cardfaults, decisions, inspection, settle
+from controller.engine.admission import admit
 from controller.engine.state import (
     BETTING,
     CLOSED,
@@ -30,12 +30,10 @@ from controller.engine.state import (
     Box,
     Hand,
     Round,
+    TableState,
     Wager,
 )
-from controller.events import Event
-
-if TYPE_CHECKING:
-    from controller.engine.table import Table
+from controller.events import Card, Peek, Refuse
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +63,7 @@ def to_box(box: int | None, hand: int) -> Target:
     return target
 
 
-def next_card(t: Table) -> Target | None:
+def next_card(t: TableState) -> Target | None:
     """Who is due the next card out of the shoe (None: nobody, or a decision comes first; a
     deck under inspection or a shoe being read out takes the cards read, and deals none)."""
     rnd = t.current_round
@@ -94,7 +92,7 @@ def next_card(t: Table) -> Target | None:
 # --- a card out of the shoe ---------------------------------------------------------------------
 
 
-def on_card(t: Table, ev: Event) -> None:
+def on_card(t: TableState, ev: Card) -> None:
     card = ev.card
     assert card is not None
     if t.inspection is not None:
@@ -108,9 +106,9 @@ def on_card(t: Table, ev: Event) -> None:
     if not admit(t, ev):
         return
     if ev.face_up:
-        irregular.face_up(t, card)  # 16.1: not dealt, so it closes no window
+        cardfaults.face_up(t, card)  # 16.1: not dealt, so it closes no window
         if ev.damaged:  # a card carrying both conditions raises both (RULES.md)
-            irregular.damaged(t, rnd, card)
+            cardfaults.damaged(t, rnd, card)
         return
     if rnd is None or not rnd.boxes or rnd.phase is SETTLED or rnd.phase is VOID:
         card_not_due(t, card)
@@ -119,14 +117,14 @@ def on_card(t: Table, ev: Event) -> None:
         card_not_due(t, card)
         return
     if rnd.phase is CLOSED:
-        irregular.at_first_card(t)  # 16.9, 16.10
+        cardfaults.at_first_card(t)  # 16.9, 16.10
         start_deal(t, rnd)
     if ev.damaged:
-        irregular.damaged(t, rnd, card)  # 16.8
+        cardfaults.damaged(t, rnd, card)  # 16.8
     error = ev.in_error
     if error is not None:
         if error == "unexposed":
-            irregular.unexposed(t, card)  # 16.2: used as the next card
+            cardfaults.unexposed(t, card)  # 16.2: used as the next card
         elif rnd.phase is DEALING:
             t.flag(
                 "16.4",
@@ -173,7 +171,7 @@ def on_card(t: Table, ev: Event) -> None:
     advance(t, rnd)
 
 
-def card_not_due(t: Table, card: str) -> None:
+def card_not_due(t: TableState, card: str) -> None:
     """16.3: an exposed card nobody is due (the dealer's hand complete, or between rounds)."""
     t.flag(
         "16.3",
@@ -185,7 +183,7 @@ def card_not_due(t: Table, card: str) -> None:
 # --- the initial deal ---------------------------------------------------------------------------
 
 
-def start_deal(t: Table, rnd: Round) -> None:
+def start_deal(t: TableState, rnd: Round) -> None:
     """The first card of the round: betting is over, the boxes and their order are fixed."""
     rnd.phase = DEALING
     rnd.order = order = [rnd.boxes[n] for n in sorted(rnd.boxes)]
@@ -198,7 +196,7 @@ def start_deal(t: Table, rnd: Round) -> None:
         rnd.deal_queue.append(0)
 
 
-def deal_initial(t: Table, rnd: Round, card: str) -> None:
+def deal_initial(t: TableState, rnd: Round, card: str) -> None:
     queue = rnd.deal_queue
     drop_void(rnd)  # a box voided before the deal began
     target = queue.pop(0)
@@ -219,7 +217,7 @@ def drop_void(rnd: Round) -> None:
         queue.pop(0)
 
 
-def end_initial_deal(t: Table, rnd: Round) -> None:
+def end_initial_deal(t: TableState, rnd: Round) -> None:
     rnd.phase = PLAY
     for box in rnd.ordered_boxes():
         for hand in box.hands:
@@ -237,7 +235,7 @@ def end_initial_deal(t: Table, rnd: Round) -> None:
     advance(t, rnd)
 
 
-def peek(t: Table, rnd: Round) -> None:
+def peek(t: TableState, rnd: Round) -> None:
     """Hole-card games: the dealer checks for a natural; one ends the round at once."""
     rnd.peek_pending = False
     rnd.insurance_open = False
@@ -252,7 +250,7 @@ def peek(t: Table, rnd: Round) -> None:
         advance(t, rnd)
 
 
-def on_peek(t: Table, ev: Event) -> None:
+def on_peek(t: TableState, ev: Peek) -> None:
     rnd = t.current_round
     if rnd is None or not rnd.peek_pending:
         t.flag("turn", "peek: the dealer's hole card is not waiting to be checked")
@@ -263,7 +261,7 @@ def on_peek(t: Table, ev: Event) -> None:
 # --- cards in play ------------------------------------------------------------------------------
 
 
-def deal_to_hand(t: Table, rnd: Round, box: Box, idx: int, card: str) -> None:
+def deal_to_hand(t: TableState, rnd: Round, box: Box, idx: int, card: str) -> None:
     hand = box.hands[idx]
     if not box.decided and not hand.split and len(hand.cards) == 2:
         decisions.first_decision(t, rnd, box)
@@ -284,7 +282,7 @@ def deal_to_hand(t: Table, rnd: Round, box: Box, idx: int, card: str) -> None:
         )
 
 
-def may_resplit(t: Table, box: Box, hand: Hand) -> bool:
+def may_resplit(t: TableState, box: Box, hand: Hand) -> bool:
     """A split ace that drew another ace may split again where the rules allow it."""
     rules = t.rules
     return (
@@ -295,7 +293,7 @@ def may_resplit(t: Table, box: Box, hand: Hand) -> bool:
     )
 
 
-def deal_to_dealer(t: Table, rnd: Round, card: str) -> None:
+def deal_to_dealer(t: TableState, rnd: Round, card: str) -> None:
     rnd.add_dealer(card)
     if len(rnd.dealer) == 2:  # the dealer's second card closes insurance and 16.12
         rnd.insurance_open = False
@@ -303,7 +301,7 @@ def deal_to_dealer(t: Table, rnd: Round, card: str) -> None:
             box.late_surrender = False
 
 
-def advance(t: Table, rnd: Round) -> None:
+def advance(t: TableState, rnd: Round) -> None:
     """Move play on past finished hands; to the dealer; settle when nothing is due."""
     if rnd.phase is PLAY:
         draw_to = t.rules.absent_draw_to
@@ -328,7 +326,7 @@ def advance(t: Table, rnd: Round) -> None:
 # --- the dealer's draw --------------------------------------------------------------------------
 
 
-def depends_on_dealer(t: Table, hand: Hand) -> bool:
+def depends_on_dealer(t: TableState, hand: Hand) -> bool:
     """Whether a hand's result still waits on the dealer's total."""
     if hand.void or hand.surrendered or hand.hard > 21 or hand.natural:
         return False
@@ -340,7 +338,7 @@ def depends_on_dealer(t: Table, hand: Hand) -> bool:
     return not (t.rules.player_21_beats_dealer_21 and hand.best == 21)
 
 
-def dealer_needs_card(t: Table, rnd: Round) -> bool:
+def dealer_needs_card(t: TableState, rnd: Round) -> bool:
     """The dealer's second card is always drawn; more while the drawing rule says so and some
     hand still depends on the dealer's total."""
     live = False
@@ -364,7 +362,7 @@ def dealer_needs_card(t: Table, rnd: Round) -> bool:
 # --- 16.4: the exposed error card on offer ------------------------------------------------------
 
 
-def on_refuse(t: Table, ev: Event) -> None:
+def on_refuse(t: TableState, ev: Refuse) -> None:
     rnd = t.current_round
     if rnd is None or rnd.pending_card is None or rnd.offered_to is None:
         t.flag("16.4", f"box {ev.box} refused a card, but none is on offer", ev.box)
@@ -386,14 +384,14 @@ def on_refuse(t: Table, ev: Event) -> None:
     pass_offer(t, rnd)
 
 
-def pass_offer(t: Table, rnd: Round) -> None:
+def pass_offer(t: TableState, rnd: Round) -> None:
     """The card on offer goes on to the next hand in turn, or else to the dealer."""
     rnd.offered_to = None
     advance(t, rnd)
     settle_offer(t, rnd)
 
 
-def settle_offer(t: Table, rnd: Round) -> None:
+def settle_offer(t: TableState, rnd: Round) -> None:
     if rnd.pending_card is None:
         return
     target = rnd.hand_in_play() if rnd.phase is PLAY else None
@@ -414,7 +412,7 @@ def settle_offer(t: Table, rnd: Round) -> None:
         t.discards.append(card)
 
 
-def accept_pending(t: Table, rnd: Round) -> None:
+def accept_pending(t: TableState, rnd: Round) -> None:
     card, target = rnd.pending_card, rnd.offered_to
     if card is None or target is None:
         return

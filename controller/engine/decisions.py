@@ -17,15 +17,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from controller.cards import PICTURES, VALUE
 from controller.engine.results import money
-from controller.engine.state import BETTING, CLOSED, DEALING, PLAY, Box, Hand, Round, Wager
-from controller.rules import RuleSet
-
-if TYPE_CHECKING:
-    from controller.engine.table import Table
+from controller.engine.state import (
+    BETTING,
+    CLOSED,
+    DEALING,
+    PLAY,
+    Box,
+    Hand,
+    Round,
+    TableState,
+    Wager,
+)
+from controller.rules import DoubleAmount, DoubleFirstTwo, RuleSet, SplitPairs
 
 
 class Kind(StrEnum):
@@ -166,12 +173,12 @@ def double_refusal(rules: RuleSet, hand: Hand) -> str:
     if n == 2:
         if hand.split and not rules.double_after_split:
             return f"{where}: no doubling after a split in this game"
-        if rules.double_first_two == "never":
+        if rules.double_first_two is DoubleFirstTwo.NEVER:
             return f"{where}: this game has no doubling on two cards"
         if rules.double_no_aces and hand.aces:
             return f"{where}: double down only on 9, 10 or 11 without an ace"
         totals = rules.double_totals
-        by_total = rules.double_first_two == "totals"
+        by_total = rules.double_first_two is DoubleFirstTwo.TOTALS
         if by_total and hand.hard not in totals and hand.best not in totals:
             listed = ", ".join(str(t) for t in totals)
             return f"{where}: double down only on a total of {listed}"
@@ -185,7 +192,7 @@ def double_refusal(rules: RuleSet, hand: Hand) -> str:
 
 def double_amount_refusal(rules: RuleSet, wager: Wager, amount: Decimal) -> str:
     """12.3 (at most the original, at least the increment) / 10.2 (exactly the original)."""
-    if rules.double_amount == "equal":
+    if rules.double_amount is DoubleAmount.EQUAL:
         if amount != wager.amount:
             return (
                 f"{wager.player}'s double of {money(amount)} must equal the original "
@@ -208,14 +215,16 @@ def double_amount_refusal(rules: RuleSet, wager: Wager, amount: Decimal) -> str:
 def double_limits(rules: RuleSet, wager: Wager) -> tuple[Decimal, Decimal]:
     """The smallest and largest double :func:`double_amount_refusal` allows."""
     top = wager.amount
-    low = top if rules.double_amount == "equal" else rules.min_increment
+    low = top if rules.double_amount is DoubleAmount.EQUAL else rules.min_increment
     return min(low, top), top
 
 
 def is_pair(rules: RuleSet, hand: Hand) -> bool:
     """13.1: two cards of one value; 11.1: pictures only of one rank (J-Q is no pair)."""
     a, b = hand.cards
-    if rules.split_pairs == "same_rank_pictures" and (a[0] in PICTURES or b[0] in PICTURES):
+    if rules.split_pairs is SplitPairs.SAME_RANK_PICTURES and (
+        a[0] in PICTURES or b[0] in PICTURES
+    ):
         return a[0] == b[0]
     return VALUE[a] == VALUE[b]
 
@@ -234,7 +243,7 @@ def split_refusal(rules: RuleSet, box: Box, hand: Hand) -> tuple[str, str]:
         return situation, f"{where}: only a hand of two cards may split"
     if not is_pair(rules, hand):
         a, b = hand.cards
-        if rules.split_pairs == "same_rank_pictures" and VALUE[a] == VALUE[b]:
+        if rules.split_pairs is SplitPairs.SAME_RANK_PICTURES and VALUE[a] == VALUE[b]:
             msg = f"{where}: {a} and {b} are different picture cards and may not be split"
             if {a[0], b[0]} == {"J", "Q"}:
                 msg = f"{where}: a jack and a queen may not be split"
@@ -290,7 +299,7 @@ def insurance_due(rules: RuleSet, rnd: Round) -> bool:
 # --- the windows --------------------------------------------------------------------------------
 
 
-def first_decision(t: Table, rnd: Round, box: Box) -> None:
+def first_decision(t: TableState, rnd: Round, box: Box) -> None:
     """16.12: a box that could surrender decides without having been offered it."""
     box.decided = True
     if not box.surrender_offered and may_surrender(t.rules, box):
@@ -299,7 +308,7 @@ def first_decision(t: Table, rnd: Round, box: Box) -> None:
         rnd.windows = True
 
 
-def card_drawn(t: Table, rnd: Round) -> None:
+def card_drawn(t: TableState, rnd: Round) -> None:
     """A card drawn after the initial deal that is dealt (or offered under 16.4) closes the
     windows open until "any further card": insurance (10.3), rescue (12.8), a back-bettor's
     split. The first such card is also where 16.11 is noticed in a game with no hole card."""
@@ -345,7 +354,7 @@ class Fixed:
     """The decisions that never change at a table, made once (they are shared, so never
     change a :class:`Decision`)."""
 
-    def __init__(self, t: Table) -> None:
+    def __init__(self, t: TableState) -> None:
         ref = t.ref
         self.no_more_bets = (Decision(NO_MORE_BETS, DEALER, ref("late_bet")),)
         self.void = Decision(VOID, SUPERVISOR, "16.5")
@@ -364,7 +373,17 @@ class Fixed:
         self.insurance_ref = ref("insurance_window")
 
 
-def open_decisions(t: Table) -> tuple[Decision, ...]:
+def open_now(t: TableState) -> tuple[Decision, ...]:
+    """:func:`open_decisions`, worked out once per event."""
+    cached = t.open_cache
+    if cached is not None and cached[0] == t.seq:
+        return cached[1]
+    found = open_decisions(t)
+    t.open_cache = (t.seq, found)
+    return found
+
+
+def open_decisions(t: TableState) -> tuple[Decision, ...]:
     """Every decision open now, in the order the dealer's screen lists them: the dealer's
     announcements, the hand in play's decisions, the decisions open out of turn, the
     supervisor's actions."""
@@ -398,7 +417,7 @@ def open_decisions(t: Table) -> tuple[Decision, ...]:
     return tuple(out)
 
 
-def _play_decisions(t: Table, rnd: Round, out: list[Decision]) -> None:
+def _play_decisions(t: TableState, rnd: Round, out: list[Decision]) -> None:
     """The decisions of the hand in play (the box's controller), in turn."""
     rules = t.rules
     fixed = t.fixed
@@ -458,7 +477,7 @@ def _follow_split(box: Box, controller: str, ref: str, out: list[Decision]) -> N
             out.append(Decision(SPLIT, BACK_BETTOR, ref, box.number, source, w.player))
 
 
-def _window_decisions(t: Table, rnd: Round, out: list[Decision]) -> None:
+def _window_decisions(t: TableState, rnd: Round, out: list[Decision]) -> None:
     """Decisions open outside the turn order: insurance, rescue, late surrender."""
     rules = t.rules
     if rnd.insurance_open:

@@ -9,23 +9,23 @@ the table's state, so a restart restores it from the checkpoint like the rest.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from controller.engine.opening import actor
 from controller.engine.results import Flag
 from controller.engine.state import (
     Desk,
-    Device,
     ManualMode,
     Misread,
     Pending,
     Resolution,
+    Resolved,
     Seen,
+    TableState,
 )
-from controller.events import Event
-
-if TYPE_CHECKING:
-    from controller.engine.table import Table
+from controller.events import Acknowledge, Card, Clock, Event, Rescue, WagerSeen
+from controller.events import ManualMode as ManualModeEvent
+from controller.events import Misread as MisreadEvent
 
 MAX_PENDING: Final = 200  # flags waiting to be seen (the oldest stop waiting first; all stored)
 MAX_RESOLVED: Final = 800  # how each of the last flags was resolved
@@ -37,28 +37,27 @@ NOTED: Final = frozenset({"misread", "wager_seen", "rescue"})
 SHOE_RULE: Final = "shoe"
 
 
-def on_manual_mode(t: Table, ev: Event) -> None:
-    device = Device(ev.device or "")
+def on_manual_mode(t: TableState, ev: ManualModeEvent) -> None:
+    device = ev.device
     if ev.on:
         t.desk.manual[device] = ManualMode(device, t.seq, actor(ev), ev.reason or "")
     else:
         t.desk.manual.pop(device, None)
 
 
-def on_acknowledge(t: Table, ev: Event) -> None:
-    assert ev.flag_event is not None and ev.rule is not None
+def on_acknowledge(t: TableState, ev: Acknowledge) -> None:
     key = (ev.flag_event, ev.rule)
     t.desk.pending.pop(key, None)
-    resolve(t.desk, key, Resolution("seen", actor(ev)))
+    resolve(t.desk, key, Resolution(Resolved.SEEN, actor(ev)))
 
 
 CLOCK_RULE: Final = "clock"
 
 
-def on_clock(t: Table, ev: Event) -> None:
+def on_clock(t: TableState, ev: Clock) -> None:
     """The recorder found the table's wall clock stepped: a flag for the dealer's screen (the
     round is not touched; the events' order is their sequence, whatever the clock said)."""
-    t.flag(CLOCK_RULE, clock_message(ev.was or "", ev.now or "", ev.elapsed))
+    t.flag(CLOCK_RULE, clock_message(ev.was, ev.now, ev.elapsed))
 
 
 def clock_message(was: str, now: str, elapsed: object) -> str:
@@ -89,29 +88,26 @@ def _span(seconds: float) -> str:
     return f"{seconds:.1f} s"
 
 
-def note(t: Table, ev: Event, flags: list[Flag] | None) -> None:
+def note(t: TableState, ev: Event, flags: list[Flag] | None) -> None:
     """What one event, just applied, leaves on the desk."""
     desk = t.desk
     kind = ev.type
-    if kind == "misread":
+    if isinstance(ev, MisreadEvent):
         rnd = t.current_round
-        desk.misreads[t.seq] = Misread(
-            t.seq, ev.raw or "", str(ev.meta("note") or ""), rnd.number if rnd else None
-        )
+        desk.misreads[t.seq] = Misread(t.seq, ev.raw, ev.note or "", rnd.number if rnd else None)
         while len(desk.misreads) > MAX_MISREADS:
             del desk.misreads[min(desk.misreads)]
             desk.misreads_dropped += 1
-    elif kind == "card" and ev.extra:
-        corrected = ev.meta("correction_of")
-        if isinstance(corrected, int) and corrected in desk.misreads:
+    elif isinstance(ev, Card):
+        corrected = ev.correction_of
+        if corrected is not None and corrected in desk.misreads:
             del desk.misreads[corrected]
             key = (corrected, SHOE_RULE)
             desk.pending.pop(key, None)
-            resolve(desk, key, Resolution("corrected", actor(ev), ev.card or ""))
-    elif kind == "wager_seen":
-        assert ev.box is not None and ev.amount is not None
+            resolve(desk, key, Resolution(Resolved.CORRECTED, actor(ev), ev.card))
+    elif isinstance(ev, WagerSeen):
         desk.seen[ev.box] = Seen(ev.amount, ev.confidence)
-    elif kind == "rescue":
+    elif isinstance(ev, Rescue):
         _rescued(t, ev)
     if flags:
         for flag in flags:
@@ -136,18 +132,18 @@ def resolve(desk: Desk, key: tuple[int, str], how: Resolution) -> None:
         del desk.resolved[next(iter(desk.resolved))]
 
 
-def _rescued(t: Table, ev: Event) -> None:
+def _rescued(t: TableState, ev: Rescue) -> None:
     """The hands whose double the rescuing player took back (the settlement alone cannot always
     say: a rescue and 12.7 both return the double when the dealer makes pontoon)."""
     rnd = t.current_round
-    if rnd is None or ev.box is None:
+    if rnd is None:
         return
     box = rnd.boxes.get(ev.box)
     if box is None:
         return
     desk = t.desk
     for i, hand in enumerate(box.hands):
-        wager = hand.wager_of(ev.player or "")
+        wager = hand.wager_of(ev.player)
         if wager is not None and wager.rescued:
             desk.rescues.add((rnd.number, box.number, i, wager.player))
     oldest = rnd.number - RESCUE_ROUNDS + 1

@@ -8,7 +8,7 @@ and reconciling the shoe").
   flags name the cards. The deck's serial is the ``inspect`` event's ``deck``, or else the one
   most of its cards carry; it is what ties the deck to the shoes it is later loaded into.
 * After ``shoe_end`` the cards left in the shoe are read out: they pass the shoe's checks on a
-  card read (:func:`~controller.engine.shoe.admit`) and are not dealt. The readout ends at the
+  card read (:func:`~controller.engine.admission.admit`) and are not dealt. The readout ends at the
   next ``shuffle``, ``inspect`` or ``close_table``, and the shoe is reconciled then
   (:func:`reconcile`): every card of every deck loaded must have been seen exactly once since
   the shoe was loaded (or since a 16.7 reload of the discards), or it is flagged ``shoe`` by
@@ -20,19 +20,17 @@ and reconciling the shoe").
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-from controller.engine.shoe import admit
+from controller.engine.admission import admit
 from controller.engine.state import (
     DeckStatus,
     Inspection,
     InspectionResult,
     Shoe,
+    TableState,
 )
-from controller.events import Event
-
-if TYPE_CHECKING:
-    from controller.engine.table import Table
+from controller.events import Card, Inspect, InspectEnd, ShoeEnd
 
 # How many deck serials the table remembers (the oldest forgotten first): a bounded table's
 # memory must not grow with its life. A forgotten deck counts as never inspected.
@@ -42,7 +40,7 @@ MAX_DECK_STATUS: Final = 256
 # --- inspection ---------------------------------------------------------------------------------
 
 
-def on_inspect(t: Table, ev: Event) -> None:
+def on_inspect(t: TableState, ev: Inspect) -> None:
     """A deck read for inspection begins (the table refused it while a round's cards are out:
     :mod:`.check`)."""
     if t.inspection is not None:
@@ -53,11 +51,11 @@ def on_inspect(t: Table, ev: Event) -> None:
     t.inspection = Inspection(t.seq, ev.deck, ev.by or ())
 
 
-def on_inspect_end(t: Table, ev: Event) -> None:
+def on_inspect_end(t: TableState, ev: InspectEnd) -> None:
     end_inspection(t)  # one is open: the table asked :mod:`.check` first
 
 
-def unfinished(t: Table, why: str) -> None:
+def unfinished(t: TableState, why: str) -> None:
     """An inspection left open when ``why``: flagged, and the deck is checked as it stands."""
     insp = t.inspection
     assert insp is not None
@@ -69,7 +67,7 @@ def unfinished(t: Table, why: str) -> None:
     end_inspection(t)
 
 
-def read(t: Table, ev: Event) -> None:
+def read(t: TableState, ev: Card) -> None:
     """A card read during an inspection: the deck's, not the shoe's; not dealt."""
     insp = t.inspection
     assert insp is not None and ev.card is not None
@@ -96,7 +94,7 @@ def deck_name(serial: str | None) -> str:
     return f"deck {serial}" if serial is not None else "the deck (no serial)"
 
 
-def check_deck(t: Table, insp: Inspection, end: int) -> InspectionResult:
+def check_deck(t: TableState, insp: Inspection, end: int) -> InspectionResult:
     """The inspected deck against the game's deck: each card once, none foreign."""
     serial = deck_serial(insp)
     excluded = t.excluded_ranks
@@ -118,7 +116,7 @@ def check_deck(t: Table, insp: Inspection, end: int) -> InspectionResult:
     )
 
 
-def end_inspection(t: Table) -> None:
+def end_inspection(t: TableState) -> None:
     insp = t.inspection
     assert insp is not None
     t.inspection = None
@@ -160,7 +158,7 @@ def dict_count(insp: Inspection, serial: str | None, card: str) -> int:
     return sum(1 for s, c in insp.cards if c == card and (not s or s == serial))
 
 
-def note_deck(t: Table, serial: str, status: DeckStatus) -> None:
+def note_deck(t: TableState, serial: str, status: DeckStatus) -> None:
     """Record what is now known of a deck (most recent last; the oldest forgotten first)."""
     known = t.deck_status
     known.pop(serial, None)
@@ -172,7 +170,7 @@ def note_deck(t: Table, serial: str, status: DeckStatus) -> None:
 # --- the shoe's end, its readout and its reconciliation -----------------------------------------
 
 
-def on_shoe_end(t: Table, ev: Event) -> None:
+def on_shoe_end(t: TableState, ev: ShoeEnd) -> None:
     """The shoe is finished (a shoe is loaded, not ended, and no round's cards are out: the
     table asked :mod:`.check` first); the cards read next are read out."""
     shoe = t.shoe
@@ -182,7 +180,7 @@ def on_shoe_end(t: Table, ev: Event) -> None:
     shoe.ended = True
 
 
-def read_out(t: Table, ev: Event) -> None:
+def read_out(t: TableState, ev: Card) -> None:
     """A card left in an ended shoe, read out: the shoe's checks on a card read, not dealt."""
     shoe = t.shoe
     assert shoe is not None
@@ -190,7 +188,7 @@ def read_out(t: Table, ev: Event) -> None:
         shoe.read_out += 1
 
 
-def finish_shoe(t: Table, shoe: Shoe) -> None:
+def finish_shoe(t: TableState, shoe: Shoe) -> None:
     """The readout of an ended shoe is over: reconcile it; its cards are off the table."""
     reconcile(t, shoe)
     t.shoe = None
@@ -257,7 +255,7 @@ def compare(
     return missing, extra
 
 
-def reconcile(t: Table, shoe: Shoe) -> None:
+def reconcile(t: TableState, shoe: Shoe) -> None:
     """Every card of every deck loaded seen exactly once since the load, or flagged by name."""
     serials = expected_serials(shoe)
     decks = len(serials) if serials is not None else shoe.decks
@@ -288,7 +286,7 @@ def reconcile(t: Table, shoe: Shoe) -> None:
             note_deck(t, serial, DeckStatus(True, t.seq))
 
 
-def inspection_view(t: Table) -> dict[str, object] | None:
+def inspection_view(t: TableState) -> dict[str, object] | None:
     """The inspection in progress as the dealer's screen shows it: a running count and what is
     missing, doubled or foreign so far."""
     insp = t.inspection

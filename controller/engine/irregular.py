@@ -1,8 +1,9 @@
 """The irregularity procedures of section 16, each raised at the event that carries it.
 
-Here: 16.1 (a card face up in the shoe), 16.2 (drawn in error, unexposed), 16.5 (void), 16.6
-(an absent player), 16.7 (the shoe runs short), 16.8 (a damaged card), 16.9 and 16.10 (no
-reshuffle after the cutting card, no cutting card). Elsewhere, beside what they govern: 16.3
+Here: 16.5 (void), 16.6 (an absent player), 16.7 (the shoe runs short). What a card brings
+with it — 16.1 (face up in the shoe), 16.2 (drawn in error, unexposed), 16.8 (damaged), 16.9
+and 16.10 (no reshuffle after the cutting card, no cutting card) — is
+:mod:`~controller.engine.cardfaults`'s. Elsewhere, beside what they govern: 16.3
 (a card nobody is due) and 16.4 (an exposed card on offer) in :mod:`~controller.engine.deal`;
 16.11 (insurance not offered) and 16.12 (surrender not offered) in
 :mod:`~controller.engine.decisions`, with the windows they reopen.
@@ -10,55 +11,13 @@ reshuffle after the cutting card, no cutting card). Elsewhere, beside what they 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from controller.engine import deal, settle
 from controller.engine.results import Refusal
-from controller.engine.state import PLAY, SETTLED, VOID, Reshuffle, Round, Shoe
-from controller.events import Event
-
-if TYPE_CHECKING:
-    from controller.engine.table import Table
+from controller.engine.state import PLAY, SETTLED, VOID, Shoe, TableState
+from controller.events import Absent, ReshuffleDiscards, Void
 
 
-def face_up(t: Table, card: str) -> None:
-    """16.1: a card found face up in the shoe is removed to the discard rack, not dealt."""
-    t.flag("16.1", f"{card} found face up in the shoe: removed to the discard rack")
-    t.discards.append(card)
-
-
-def unexposed(t: Table, card: str) -> None:
-    """16.2: a card drawn in error, its face not exposed, is used as the next card."""
-    t.flag("16.2", f"{card} drawn in error, face not exposed: used as the next card")
-
-
-def damaged(t: Table, rnd: Round | None, card: str) -> None:
-    """16.8: a damaged card is replaced at the end of the round (one found face up in the shoe,
-    16.1, is flagged too, though it is not dealt; between rounds it is replaced at once)."""
-    if rnd is None or rnd.phase is SETTLED or rnd.phase is VOID:
-        t.flag("16.8", f"{card} is damaged: replace it before the next round")
-        return
-    t.flag("16.8", f"{card} is damaged: replace it at the end of the round")
-    rnd.damaged.append(card)
-
-
-def at_first_card(t: Table) -> None:
-    """16.9 and 16.10, at the first card of a round: a reshuffle is due after the round."""
-    shoe = t.shoe
-    if shoe is None:
-        return
-    if shoe.cut_out:
-        t.flag("16.9", "round dealt after the cutting card came out without a reshuffle")
-        t.require_reshuffle(Reshuffle.CUTTING_CARD_OUT)
-    if shoe.cut_card is None and shoe.recorded:
-        t.flag(
-            "16.10",
-            "this shoe was loaded with no cutting card: reshuffle at the end of the round",
-        )
-        t.require_reshuffle(Reshuffle.NO_CUTTING_CARD)
-
-
-def on_void(t: Table, ev: Event) -> None:
+def on_void(t: TableState, ev: Void) -> None:
     """16.5: the round, or one box's hands, voided: cards to the discards, wagers returned.
 
     Later hands stand as dealt. A round voided while its dealer's hand is incomplete ends here.
@@ -107,7 +66,7 @@ def on_void(t: Table, ev: Event) -> None:
         deal.advance(t, rnd)
 
 
-def absent_refusal(t: Table, box: int) -> Refusal | None:
+def absent_refusal(t: TableState, box: int) -> Refusal | None:
     """16.6 applies to a box with a wager in the round in progress, whenever it is noticed."""
     rnd = t.current_round
     found = rnd.boxes.get(box) if rnd is not None else None
@@ -118,7 +77,7 @@ def absent_refusal(t: Table, box: int) -> Refusal | None:
     return None
 
 
-def on_absent(t: Table, ev: Event) -> None:
+def on_absent(t: TableState, ev: Absent) -> None:
     """16.6: nobody may decide for the box: its hand is drawn to 12 or more."""
     assert ev.box is not None
     why = absent_refusal(t, ev.box)
@@ -142,7 +101,7 @@ def on_absent(t: Table, ev: Event) -> None:
         deal.advance(t, rnd)
 
 
-def on_reshuffle_discards(t: Table, ev: Event) -> None:
+def on_reshuffle_discards(t: TableState, ev: ReshuffleDiscards) -> None:
     """16.7: the shoe ran short; the discards were shuffled, cut and loaded to complete the
     round. The cards on the table are counted into the new shoe."""
     rnd = t.current_round

@@ -17,14 +17,11 @@ records (``manual_mode``, ``acknowledge``) are the desk's (:mod:`.desk`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from controller.engine.inspection import finish_shoe, unfinished
-from controller.engine.state import SETTLED, VOID, Day, DayState
-from controller.events import Event
-
-if TYPE_CHECKING:
-    from controller.engine.table import Table
+from controller.engine.state import SETTLED, VOID, Day, DayState, TableState
+from controller.events import CloseTable, Dealer, Event, OpeningStepDone, OpenTable
 
 # The opening's steps in the rule book's order, each with the rule that puts it there and the
 # step that must come before it (None: the inspection, 6.1).
@@ -44,7 +41,7 @@ WORDS: Final[dict[str, str]] = {
 MAX_STEPS: Final = 64  # the steps a day keeps (a bounded table's memory must not grow)
 
 
-def on_dealer(t: Table, ev: Event) -> None:
+def on_dealer(t: TableState, ev: Dealer) -> None:
     dealer = ev.dealer
     assert dealer is not None
     t.dealer_on_duty = dealer
@@ -54,7 +51,7 @@ def on_dealer(t: Table, ev: Event) -> None:
         rnd.dealers.append(dealer)
 
 
-def on_open_table(t: Table, ev: Event) -> None:
+def on_open_table(t: TableState, ev: OpenTable) -> None:
     day = t.day = Day()
     day.state = DayState.OPENING
     day.seq = t.seq
@@ -64,7 +61,7 @@ def on_open_table(t: Table, ev: Event) -> None:
         del t.deck_status[serial]
 
 
-def on_opening_step(t: Table, ev: Event) -> None:
+def on_opening_step(t: TableState, ev: OpeningStepDone) -> None:
     step = ev.step
     assert step is not None
     day = t.day
@@ -84,11 +81,10 @@ def on_opening_step(t: Table, ev: Event) -> None:
 
 def actor(ev: Event) -> str:
     """Who the event says did it ("" when it names nobody)."""
-    who = ev.meta("actor")
-    return "" if who is None else str(who)
+    return ev.actor or ""
 
 
-def at_load(t: Table) -> None:
+def at_load(t: TableState) -> None:
     """The first shoe of the day is loaded: every step of 6.2-6.3 must have been confirmed."""
     day = t.day
     if day.state is not DayState.OPENING:
@@ -104,14 +100,14 @@ def at_load(t: Table) -> None:
             )
 
 
-def in_force(t: Table) -> bool:
+def in_force(t: TableState) -> bool:
     """Whether decks must have passed inspection to be loaded: the day was opened, or decks
     have been inspected since the last close."""
     day = t.day
     return day.state is not DayState.CLOSED or day.inspected > 0
 
 
-def on_close_table(t: Table, ev: Event) -> None:
+def on_close_table(t: TableState, ev: CloseTable) -> None:
     if t.inspection is not None:
         unfinished(t, "the table closed")
     shoe = t.shoe

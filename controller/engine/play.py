@@ -8,8 +8,6 @@ name the box only as a check: the hand in play is the engine's to know.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from controller.engine import deal, decisions
 from controller.engine.decisions import (
     double_amount_refusal,
@@ -19,15 +17,34 @@ from controller.engine.decisions import (
     split_undoable,
 )
 from controller.engine.results import Refusal, money
-from controller.engine.state import BETTING, CLOSED, DEALER, DEALING, PLAY, ZERO, Box, Hand, Round
+from controller.engine.state import (
+    BETTING,
+    CLOSED,
+    DEALER,
+    DEALING,
+    PLAY,
+    ZERO,
+    Box,
+    Hand,
+    Round,
+    TableState,
+)
 from controller.engine.state import Wager as _Wager
-from controller.events import Event
+from controller.events import (
+    Double,
+    Hit,
+    Insurance,
+    OfferInsurance,
+    OfferSurrender,
+    OnBox,
+    Rescue,
+    Split,
+    Stand,
+    Surrender,
+)
 
-if TYPE_CHECKING:
-    from controller.engine.table import Table
 
-
-def in_play(t: Table, ev: Event, action: str) -> tuple[Round, Box, int] | None:
+def in_play(t: TableState, ev: OnBox, action: str) -> tuple[Round, Box, int] | None:
     """The round, box and hand an in-turn decision applies to; flags ``turn`` otherwise."""
     rnd = t.current_round
     if rnd is not None and rnd.peek_pending:
@@ -48,7 +65,7 @@ def in_play(t: Table, ev: Event, action: str) -> tuple[Round, Box, int] | None:
     return rnd, box, idx
 
 
-def on_stand(t: Table, ev: Event) -> None:
+def on_stand(t: TableState, ev: Stand) -> None:
     found = in_play(t, ev, "stand")
     if found is None:
         return
@@ -76,7 +93,7 @@ def on_stand(t: Table, ev: Event) -> None:
     deal.advance(t, rnd)
 
 
-def on_hit(t: Table, ev: Event) -> None:
+def on_hit(t: TableState, ev: Hit) -> None:
     """A hit is optional (the next card is one); it takes a 16.4 card on offer."""
     found = in_play(t, ev, "hit")
     if found is None:
@@ -86,7 +103,7 @@ def on_hit(t: Table, ev: Event) -> None:
         deal.accept_pending(t, rnd)
 
 
-def on_double(t: Table, ev: Event) -> None:
+def on_double(t: TableState, ev: Double) -> None:
     """12.1-12.4 (10.1-10.3): the controller doubles, then back-bettors in line (15.3)."""
     assert ev.player is not None and ev.amount is not None
     found = in_play(t, ev, "double")
@@ -125,9 +142,8 @@ def on_double(t: Table, ev: Event) -> None:
 
 
 def _back_bettor_double(
-    t: Table, box: Box, hand: Hand, idx: int, wager: _Wager | None, ev: Event
+    t: TableState, box: Box, hand: Hand, idx: int, wager: _Wager | None, ev: Double
 ) -> None:
-    assert ev.amount is not None
     if wager is None:
         t.flag(
             t.ref("back_bettor"),
@@ -155,7 +171,7 @@ def _back_bettor_double(
             wager.double = ev.amount
 
 
-def on_split(t: Table, ev: Event) -> None:
+def on_split(t: TableState, ev: Split) -> None:
     """13.1-13.4 (11.1-11.4): the controller splits; a back-bettor follows (15.3)."""
     found = in_play(t, ev, "split")
     if found is None:
@@ -189,7 +205,7 @@ def on_split(t: Table, ev: Event) -> None:
         deal.accept_pending(t, rnd)
 
 
-def _back_bettor_split(t: Table, box: Box, player: str) -> None:
+def _back_bettor_split(t: TableState, box: Box, player: str) -> None:
     if box.split_open is None:
         t.flag(
             t.ref("back_bettor"),
@@ -210,7 +226,7 @@ def _back_bettor_split(t: Table, box: Box, player: str) -> None:
     box.hands[new].wagers.append(_Wager(player, wager.amount))
 
 
-def offer_surrender_refusal(t: Table, box: int) -> Refusal | None:
+def offer_surrender_refusal(t: TableState, box: int) -> Refusal | None:
     """The dealer may offer surrender to any box with a wager in the round, in a game that has
     surrender (the offer is what 16.12 asks about later)."""
     if not t.rules.surrender:
@@ -221,7 +237,7 @@ def offer_surrender_refusal(t: Table, box: int) -> Refusal | None:
     return None
 
 
-def on_offer_surrender(t: Table, ev: Event) -> None:
+def on_offer_surrender(t: TableState, ev: OfferSurrender) -> None:
     assert ev.box is not None
     why = offer_surrender_refusal(t, ev.box)
     if why is not None:
@@ -232,7 +248,7 @@ def on_offer_surrender(t: Table, ev: Event) -> None:
     rnd.boxes[ev.box].surrender_offered = True
 
 
-def on_surrender(t: Table, ev: Event) -> None:
+def on_surrender(t: TableState, ev: Surrender) -> None:
     """9 (assumed): the controller surrenders for every wager on the box (9.6); late, 16.12."""
     assert ev.box is not None
     rnd = t.current_round
@@ -278,7 +294,7 @@ def on_surrender(t: Table, ev: Event) -> None:
     deal.advance(t, rnd)
 
 
-def on_rescue(t: Table, ev: Event) -> None:
+def on_rescue(t: TableState, ev: Rescue) -> None:
     """12.8: after the double card, 21 or under, before any further card: each player may take
     back the doubled part and forfeit the original wager."""
     assert ev.box is not None and ev.player is not None
@@ -309,7 +325,7 @@ def on_rescue(t: Table, ev: Event) -> None:
     deal.advance(t, rnd)
 
 
-def on_insurance(t: Table, ev: Event) -> None:
+def on_insurance(t: TableState, ev: Insurance) -> None:
     """10.1-10.4 (and 16.11): up to half the initial wager, when the dealer's first card is an
     ace, after the initial deal and before any further card."""
     assert ev.box is not None and ev.player is not None and ev.amount is not None
@@ -376,7 +392,7 @@ def on_insurance(t: Table, ev: Event) -> None:
         box.insurance[ev.player] = ev.amount
 
 
-def offer_insurance_refusal(t: Table) -> Refusal | None:
+def offer_insurance_refusal(t: TableState) -> Refusal | None:
     """The dealer announces insurance when his first card is an ace (10.1), in a game that has
     it; announced late, the window it reopens is the decisions' to say (10.3, 16.11)."""
     rnd = t.current_round
@@ -388,7 +404,7 @@ def offer_insurance_refusal(t: Table) -> Refusal | None:
     return None
 
 
-def on_offer_insurance(t: Table, ev: Event) -> None:
+def on_offer_insurance(t: TableState, ev: OfferInsurance) -> None:
     why = offer_insurance_refusal(t)
     if why is not None:
         t.flag(why.rule, why.reason)

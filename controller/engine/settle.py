@@ -8,7 +8,7 @@ box, hand and kind), ends the round and puts its cards in the discard rack.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from controller import payouts
 from controller.cards import TEN_VALUES
@@ -21,15 +21,12 @@ from controller.engine.results import (
     Settlement,
     money,
 )
-from controller.engine.state import SETTLED, VOID, ZERO, Hand, Phase, Round, Wager
+from controller.engine.state import SETTLED, VOID, ZERO, Hand, Phase, Round, TableState, Wager
 
 ONE: Final = Decimal(1)
 
-if TYPE_CHECKING:
-    from controller.engine.table import Table
 
-
-def finish(t: Table, rnd: Round, status: Phase) -> None:
+def finish(t: TableState, rnd: Round, status: Phase) -> None:
     """End the round: settled (or void), its result recorded, its cards to the discards."""
     rnd.phase = status
     result = round_result(t, rnd, status)
@@ -47,7 +44,7 @@ def finish(t: Table, rnd: Round, status: Phase) -> None:
     t.end_round(result)
 
 
-def check_seen_wagers(t: Table, rnd: Round) -> None:
+def check_seen_wagers(t: TableState, rnd: Round) -> None:
     """5.5 at settlement: the wagers settled against the camera's view of the box."""
     if not rnd.seen:
         return  # the camera has reported no box: nothing to compare
@@ -65,7 +62,7 @@ def check_seen_wagers(t: Table, rnd: Round) -> None:
             )
 
 
-def outcome(t: Table, rnd: Round, hand: Hand) -> str:
+def outcome(t: TableState, rnd: Round, hand: Hand) -> str:
     """5.1: ``win``, ``lose``, ``push``, ``surrender`` or ``void``."""
     if hand.void:
         return "void"
@@ -76,7 +73,9 @@ def outcome(t: Table, rnd: Round, hand: Hand) -> str:
     return payouts.outcome(t.rules, hand.best, hand.natural, rnd.dealer_best, rnd.dealer_natural)
 
 
-def returned(t: Table, rnd: Round, box_first: Hand, hand: Hand, result: str, w: Wager) -> Decimal:
+def returned(
+    t: TableState, rnd: Round, box_first: Hand, hand: Hand, result: str, w: Wager
+) -> Decimal:
     """What a wager (with its double) returns."""
     rules = t.rules
     # The 11.1 odds matter only to a win that is neither doubled (12.5) nor rescued (12.8).
@@ -94,7 +93,7 @@ def returned(t: Table, rnd: Round, box_first: Hand, hand: Hand, result: str, w: 
     )
 
 
-def round_result(t: Table, rnd: Round, status: Phase | str) -> RoundResult:
+def round_result(t: TableState, rnd: Round, status: Phase | str) -> RoundResult:
     """The round as the replay document shows it; with settlements once it is final."""
     hands: list[dict[str, Any]] = []
     final = status in (SETTLED, VOID)
@@ -132,7 +131,7 @@ def round_result(t: Table, rnd: Round, status: Phase | str) -> RoundResult:
     )
 
 
-def settlement_rows(t: Table, rnd: Round, outcomes: list[str | None]) -> list[Settlement]:
+def settlement_rows(t: TableState, rnd: Round, outcomes: list[str | None]) -> list[Settlement]:
     """Every settlement row of the round, by box, then player in betting order."""
     rules = t.rules
     super_winners: set[tuple[str, int]] = set()

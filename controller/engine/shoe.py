@@ -1,8 +1,7 @@
 """The shoe: loads, the cutting card, and whether a card read is one the shoe can hold.
 
-A card the shoe cannot hold is flagged and removed from play, never dealt: a ten in a Pontoon
-shoe (6.1), a card of a deck not loaded, the same deck's card read twice, more copies of a card
-than the decks loaded hold (``shoe``). A misread is flagged ``shoe`` and deals nothing.
+Whether a card read is one the shoe can hold is :mod:`.admission`'s. A misread is flagged
+``shoe`` and deals nothing.
 
 A load (``shuffle``) first reconciles the last shoe if it had ended (:mod:`.inspection`), then
 checks the decks loaded against what the table knows of them: a deck serial that failed its
@@ -14,19 +13,13 @@ serials otherwise is checked by counts only, as before the opening procedure exi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from controller.engine.state import LIVE_PHASES, Shoe, ShoeRecord
-from controller.events import Event
-
-if TYPE_CHECKING:
-    from controller.engine.table import Table
+from controller.engine import inspection, opening
+from controller.engine.admission import unrecorded
+from controller.engine.state import LIVE_PHASES, Shoe, ShoeRecord, TableState
+from controller.events import CutCard, Misread, Shuffle
 
 
-def on_shuffle(t: Table, ev: Event) -> None:
-    assert ev.decks is not None
-    from controller.engine import inspection, opening  # they read this room's admit()
-
+def on_shuffle(t: TableState, ev: Shuffle) -> None:
     if t.inspection is not None:
         inspection.unfinished(t, "a shoe was loaded")
     old = t.shoe
@@ -55,7 +48,7 @@ def on_shuffle(t: Table, ev: Event) -> None:
     t.reshuffled()
 
 
-def check_decks(t: Table, ev: Event, in_force: bool) -> list[str]:
+def check_decks(t: TableState, ev: Shuffle, in_force: bool) -> list[str]:
     """The decks loaded against what the table knows of them; returns those that had passed
     their inspection (or their last reconciliation)."""
     serials = ev.deck_serials
@@ -89,7 +82,7 @@ def check_decks(t: Table, ev: Event, in_force: bool) -> list[str]:
     return passed
 
 
-def on_cut_card(t: Table, ev: Event) -> None:
+def on_cut_card(t: TableState, ev: CutCard) -> None:
     if t.inspection is not None:
         return  # the cutting card passed the reader with a deck under inspection: not the shoe's
     shoe = t.shoe
@@ -99,63 +92,8 @@ def on_cut_card(t: Table, ev: Event) -> None:
     shoe.cut_out = True
 
 
-def on_misread(t: Table, ev: Event) -> None:
+def on_misread(t: TableState, ev: Misread) -> None:
     t.flag(
         "shoe",
         f"the shoe reader could not read a card ({ev.raw!r}): enter or correct it by hand",
     )
-
-
-def unrecorded(t: Table) -> Shoe:
-    """The shoe cards come from when no load is on record (flagged ``shoe``)."""
-    return Shoe(decks=t.rules.decks, cut_card=None, serials=None, recorded=False)
-
-
-def admit(t: Table, ev: Event) -> bool:
-    """The shoe's checks on a card read: is it a card this shoe can hold?"""
-    card = ev.card
-    assert card is not None
-    shoe = t.shoe
-    if shoe is None:
-        t.flag("shoe", "cards are being read with no shoe load on record")
-        shoe = t.shoe = unrecorded(t)
-    shoe.drawn += 1
-    tally = shoe.seen  # every card read counts for the reconciliation (Shoe.saw, inlined)
-    key = (ev.deck or "", card)
-    tally[key] = tally.get(key, 0) + 1
-    if card[0] in t.excluded_ranks:
-        t.flag(
-            t.ref("foreign_card"),
-            f"{card} read from the shoe: this game's decks hold no tens; removed from play",
-        )
-        t.removed.append(card)
-        return False
-    if shoe.serials is not None and ev.deck is not None:
-        if ev.deck not in shoe.serials:
-            t.flag(
-                "shoe",
-                f"{card} of deck {ev.deck}, which was not loaded into this shoe: removed from play",
-            )
-            t.removed.append(card)
-            return False
-        if (ev.deck, card) in shoe.read:
-            t.flag(
-                "shoe",
-                f"{card} of deck {ev.deck} was read a second time from this shoe: "
-                "removed from play",
-            )
-            t.removed.append(card)
-            return False
-        shoe.read.add((ev.deck, card))
-    counts = shoe.counts
-    seen = counts.get(card, 0)
-    if seen >= shoe.decks:
-        t.flag(
-            "shoe",
-            f"{card} read more often than the {shoe.decks} decks in this shoe hold it: "
-            "removed from play",
-        )
-        t.removed.append(card)
-        return False
-    counts[card] = seen + 1
-    return True

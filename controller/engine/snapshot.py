@@ -23,7 +23,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from controller.cards import is_card
 from controller.engine import tray
@@ -44,17 +44,17 @@ from controller.engine.state import (
     Phase,
     Reshuffle,
     Resolution,
+    Resolved,
     Round,
     Seen,
     Shoe,
     ShoeRecord,
+    TableState,
     Wager,
 )
-from controller.events import OPENING_STEPS
+from controller.events import OPENING_STEPS, TableSetup
 
-if TYPE_CHECKING:
-    from controller.engine.table import Table
-    from controller.events import TableSetup
+TableT = TypeVar("TableT", bound=TableState)
 
 _SERIAL_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 FORMAT = "floorctl-engine-snapshot"
@@ -92,7 +92,7 @@ def dec(d: Decimal) -> str:
 # --- dump -----------------------------------------------------------------------------------------
 
 
-def dump(t: Table) -> dict[str, Any]:
+def dump(t: TableState) -> dict[str, Any]:
     body: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
@@ -181,7 +181,9 @@ def _desk(d: Desk) -> dict[str, Any]:
         "pending": [
             [p.seq, p.rule, p.kind, p.round, p.box, list(p.messages)] for p in d.pending.values()
         ],
-        "resolved": [[seq, rule, r.how, r.by, r.card] for (seq, rule), r in d.resolved.items()],
+        "resolved": [
+            [seq, rule, str(r.how), r.by, r.card] for (seq, rule), r in d.resolved.items()
+        ],
         "misreads": [[m.seq, m.raw, m.note, m.round] for m in d.misreads.values()],
         "misreads_dropped": d.misreads_dropped,
         "seen": [
@@ -377,7 +379,9 @@ def _show(v: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def load(cls: type[Table], setup: TableSetup, data: Any, keep_rounds: int | str | None) -> Table:
+def load(
+    cls: Callable[..., TableT], setup: TableSetup, data: Any, keep_rounds: int | str | None
+) -> TableT:
     """The table ``data`` (a :func:`dump`) was taken of, or :class:`SnapshotError`."""
     top = _At("", data)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -477,9 +481,11 @@ def _read_desk(at: _At) -> Desk:
         )
     for row in at.key("resolved").items():
         seq, rule, how, by, card = row.items(5)
-        if how.value not in ("seen", "corrected"):
+        if how.value not in tuple(Resolved):
             raise how.fail(f"{_show(how.value)} is not how a flag was resolved")
-        desk.resolved[(seq.count(1), rule.text())] = Resolution(how.text(), by.text(), card.text())
+        desk.resolved[(seq.count(1), rule.text())] = Resolution(
+            Resolved(how.text()), by.text(), card.text()
+        )
     for row in at.key("misreads").items():
         seq, raw, note, number = row.items(4)
         desk.misreads[seq.count(1)] = Misread(

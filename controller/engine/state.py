@@ -10,10 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from controller.cards import VALUE
-from controller.engine.results import Flag
+from controller.cards import VALUE, deck
+from controller.engine.results import Flag, RoundResult
+from controller.events import MAX_DECKS, TableSetup
+from controller.events import Device as Device
+from controller.rules import HoleCard, RuleSet
+
+if TYPE_CHECKING:
+    from controller.engine.decisions import Decision, Fixed
+    from controller.engine.tray import Tray
 
 ZERO: Final = Decimal(0)
 
@@ -48,11 +55,11 @@ class Reshuffle(StrEnum):
     NO_CUTTING_CARD = "16.10"  # the shoe was loaded with no cutting card
 
 
-class Device(StrEnum):
-    """The devices a supervisor may put in manual mode (``manual_mode``)."""
+class Resolved(StrEnum):
+    """How a flag stopped waiting: seen (``acknowledge``), or a misread's card entered."""
 
-    SHOE = "shoe"
-    CAMERA = "camera"
+    SEEN = "seen"
+    CORRECTED = "corrected"
 
 
 # Module-level names for the hot path (one lookup instead of two; constants under mypyc).
@@ -532,11 +539,11 @@ class Resolution:
     """How a flag stopped waiting: ``seen`` (acknowledged) or ``corrected`` (a misread's card
     entered), by whom (the event's actor), and the card entered."""
 
-    how: str
+    how: Resolved
     by: str
     card: str
 
-    def __init__(self, how: str, by: str, card: str = "") -> None:
+    def __init__(self, how: Resolved, by: str, card: str = "") -> None:
         self.how = how
         self.by = by
         self.card = card
@@ -593,3 +600,145 @@ class Desk:
         self.misreads_dropped = 0
         self.seen = {}
         self.rescues = set()
+
+
+# --- the table's whole state, and what every room does to it ------------------------------------
+
+
+class TableState:
+    """The table's whole state: the rounds kept and the one in progress, the shoe, the discard
+    rack, the day, the decks known, the desk; and the few things every room does to it (raise a
+    flag, open and end a round, bound the records). The rooms are functions over it; the
+    :class:`~controller.engine.table.Table` adds the way in and the questions asked from
+    outside, and the snapshot is taken of it.
+
+    What the event being applied did (the flags it raised, the round it ended) is kept here
+    while it is applied and returned by ``Table.apply``."""
+
+    fixed: Fixed  # the decisions that never change at this table (set by the Table)
+    tray: Tray  # the chip tray's counts, slips, buy-ins, drop (:mod:`.tray`; set by the Table)
+
+    def __init__(self, setup: TableSetup, keep_rounds: int | None) -> None:
+        if keep_rounds is not None and keep_rounds < 1:
+            raise ValueError(f"keep_rounds must be at least 1 (or None for all): {keep_rounds}")
+        self.setup = setup
+        self.rules: RuleSet = setup.rules
+        self.keep_rounds = keep_rounds
+        self.rounds: list[RoundResult] = []
+        self.rounds_played = 0  # the number of the last round that ended
+        self.current_round: Round | None = None
+        self.shoe: Shoe | None = None
+        self.discards: list[str] = []  # the discard rack since the shoe was loaded, in order
+        self.removed: list[str] = []  # this shoe's foreign or impossible cards, off the table
+        self.seq = 0
+        self.unassigned: list[Flag] = []  # flags raised before the first round
+        self.reshuffle_reason = Reshuffle.NONE  # 16.9 or 16.10 once due after the round
+        # The opening and the shoes' records (:mod:`.opening`, :mod:`.inspection`).
+        self.dealer_on_duty: str | None = None
+        self.day = Day()
+        self.inspection: Inspection | None = None  # the deck being inspected now
+        self.inspections: list[InspectionResult] = []
+        self.deck_status: dict[str, DeckStatus] = {}  # by deck serial, the most recent last
+        self.shoes: list[ShoeRecord] = []  # one per shoe loaded
+        # What the rules say, read once for the hot path.
+        rules = self.rules
+        self.excluded_ranks = frozenset(rules.excluded_ranks)
+        self.cards_per_deck = rules.cards_per_deck()
+        self.deck_codes: tuple[str, ...] = tuple(deck(rules.excluded_ranks))
+        self.no_hole_card = rules.hole_card is HoleCard.NONE
+        self.hole_card_peek = rules.hole_card is HoleCard.PEEK
+        self._refs = dict(rules.rule_refs)
+        self.desk = Desk()  # manual modes, flags waiting to be seen, misreads (:mod:`.desk`)
+        # What the event being applied did.
+        self._kind = ""
+        self._flags: list[Flag] | None = None
+        self._settled: RoundResult | None = None
+        self.open_cache: tuple[int, tuple[Decision, ...]] | None = None  # (seq, decisions)
+
+    def begin(self, kind: str) -> None:
+        """An event of ``kind`` is being applied: it has done nothing yet."""
+        self.seq += 1
+        self._kind = kind
+        self._flags = None
+        self._settled = None
+
+    def flag(self, rule: str, message: str, box: int | None = None) -> None:
+        """Raise a flag on the round in progress (or the last one, or the first one to come)."""
+        rnd = self.current_round
+        number = rnd.number if rnd is not None else self.rounds_played
+        flag = Flag(rule, message, box, number, self.seq, self._kind)
+        if rnd is not None:
+            rnd.flags.append(flag)
+        elif self.rounds:
+            self.rounds[-1].flags.append(flag)  # noticed after that round
+        else:
+            self.unassigned.append(flag)  # belongs to the first round
+        if self._flags is None:
+            self._flags = [flag]
+        else:
+            self._flags.append(flag)
+
+    def ref(self, situation: str) -> str:
+        """The rule a flag for ``situation`` names in this game (``rule_refs``)."""
+        return self._refs.get(situation, situation)
+
+    def open_round(self) -> Round:
+        rnd = Round(number=self.rounds_played + 1)
+        if self.dealer_on_duty is not None:
+            rnd.dealers.append(self.dealer_on_duty)
+        if self.unassigned:
+            rnd.flags.extend(self.unassigned)
+            self.unassigned.clear()
+        self.current_round = rnd
+        return rnd
+
+    def end_round(self, result: RoundResult) -> None:
+        self.rounds.append(result)
+        self.rounds_played = result.round
+        keep = self.keep_rounds
+        if keep is not None and len(self.rounds) > keep:
+            del self.rounds[: len(self.rounds) - keep]
+        self.current_round = None
+        self.tray.round_ended(result)  # its house net is money the tray paid or took
+        self._settled = result
+
+    def bound_records(self) -> None:
+        """A bounded table (``keep_rounds``) keeps as many shoes' records as rounds, and the
+        last inspections of at least a full shoe's decks."""
+        keep = self.keep_rounds
+        if keep is None:
+            return
+        if len(self.shoes) > keep:
+            del self.shoes[: len(self.shoes) - keep]
+        most = max(keep, MAX_DECKS)
+        if len(self.inspections) > most:
+            del self.inspections[: len(self.inspections) - most]
+
+    def shoe_remaining(self) -> int:
+        shoe = self.shoe
+        return shoe.decks * self.cards_per_deck - shoe.drawn if shoe is not None else 0
+
+    @property
+    def reshuffle_due(self) -> bool:
+        """A shuffle is due before the next round: the cutting card came out, or 16.9/16.10."""
+        shoe = self.shoe
+        return shoe is not None and (
+            shoe.cut_out or shoe.ended or self.reshuffle_reason is not Reshuffle.NONE
+        )
+
+    def reshuffle_rule(self) -> str:
+        """The rule a shuffle due now answers (6.1-6.3 when no shoe is loaded, or the shoe has
+        ended)."""
+        shoe = self.shoe
+        if shoe is None:
+            return "6.3"
+        if shoe.ended:
+            return str(self.reshuffle_reason) or "6.3"
+        return str(self.reshuffle_reason) or "16.9"
+
+    def require_reshuffle(self, reason: Reshuffle) -> None:
+        if self.reshuffle_reason is Reshuffle.NONE:
+            self.reshuffle_reason = reason
+
+    def reshuffled(self) -> None:
+        self.reshuffle_reason = Reshuffle.NONE

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from controller.cards import deck
 from controller.engine import (
     betting,
     check,
@@ -27,28 +26,20 @@ from controller.engine import (
     tray,
     view,
 )
-from controller.engine.decisions import Decision, Fixed, open_decisions
-from controller.engine.results import NOTHING, Applied, Flag, Refusal, RoundResult
+from controller.engine.decisions import Decision, Fixed, open_now
+from controller.engine.results import NOTHING, Applied, Refusal, RoundResult
 from controller.engine.state import (
     SETTLED,
     VOID,
-    Day,
-    DeckStatus,
-    Desk,
     Hand,
-    Inspection,
-    InspectionResult,
-    Reshuffle,
-    Round,
-    Shoe,
-    ShoeRecord,
+    TableState,
 )
 from controller.engine.tableview import TableView, table_view
 from controller.engine.view import Due
-from controller.events import MAX_DECKS, TRAY_EVENTS, Event, TableSetup
-from controller.rules import RuleSet
+from controller.events import TRAY_EVENTS, Event, TableSetup, box_of
 
-Handler = Callable[["Table", Event], None]
+# Each takes the table and its own kind of event (the dict cannot say which to mypy).
+Handler = Callable[["Table", Any], None]
 
 HANDLERS: Final[dict[str, Handler]] = {
     "shuffle": shoe.on_shuffle,
@@ -105,52 +96,20 @@ GATED: Final = frozenset(
 )
 
 
-class Table:
+class Table(TableState):
     """One table's rounds, from its setup line through every event it hears.
 
     ``keep_rounds``: how many settled rounds :attr:`rounds` keeps (None: every one, as a replay
     needs; a live table keeps the last few, enough for the screen and for a flag noticed after
-    a round). It must be at least 1.
+    a round). It must be at least 1. The state and what the rooms do to it are
+    :class:`~controller.engine.state.TableState`'s; the table adds the way in (:meth:`apply`)
+    and the questions asked from outside.
     """
 
     def __init__(self, setup: TableSetup, *, keep_rounds: int | None = None) -> None:
-        if keep_rounds is not None and keep_rounds < 1:
-            raise ValueError(f"keep_rounds must be at least 1 (or None for all): {keep_rounds}")
-        self.setup = setup
-        self.rules: RuleSet = setup.rules
-        self.keep_rounds = keep_rounds
-        self.rounds: list[RoundResult] = []
-        self.rounds_played = 0  # the number of the last round that ended
-        self.current_round: Round | None = None
-        self.shoe: Shoe | None = None
-        self.discards: list[str] = []  # the discard rack since the shoe was loaded, in order
-        self.removed: list[str] = []  # this shoe's foreign or impossible cards, off the table
-        self.seq = 0
-        self.unassigned: list[Flag] = []  # flags raised before the first round
-        self.reshuffle_reason = Reshuffle.NONE  # 16.9 or 16.10 once due after the round
-        # The opening and the shoes' records (:mod:`.opening`, :mod:`.inspection`).
-        self.dealer_on_duty: str | None = None
-        self.day = Day()
-        self.inspection: Inspection | None = None  # the deck being inspected now
-        self.inspections: list[InspectionResult] = []
-        self.deck_status: dict[str, DeckStatus] = {}  # by deck serial, the most recent last
-        self.shoes: list[ShoeRecord] = []  # one per shoe loaded
-        # What the rules say, read once for the hot path.
-        rules = self.rules
-        self.excluded_ranks = frozenset(rules.excluded_ranks)
-        self.cards_per_deck = rules.cards_per_deck()
-        self.deck_codes: tuple[str, ...] = tuple(deck(rules.excluded_ranks))
-        self.no_hole_card = rules.hole_card == "none"
-        self.hole_card_peek = rules.hole_card == "peek"
-        self._refs = dict(rules.rule_refs)
+        super().__init__(setup, keep_rounds)
         self.fixed = Fixed(self)
-        self.desk = Desk()  # manual modes, flags waiting to be seen, misreads (:mod:`.desk`)
-        self.tray = tray.Tray()  # the chip tray's counts, slips, buy-ins, drop (:mod:`.tray`)
-        # What the event being applied did.
-        self._kind = ""
-        self._flags: list[Flag] | None = None
-        self._settled: RoundResult | None = None
-        self._open: tuple[int, tuple[Decision, ...]] | None = None
+        self.tray = tray.Tray()
         self._view: TableView | None = None
 
     # ----- the way in -----------------------------------------------------------------------
@@ -158,14 +117,14 @@ class Table:
     def apply(self, ev: Event) -> Applied:
         """Apply one event; return the flags it raised and the round it ended, if any."""
         kind = ev.type
-        self._begin(kind)
+        self.begin(kind)
         refusal = check.refusal(self, ev) if kind in GATED else None
         if refusal is not None:
-            self.flag(refusal.rule, refusal.reason, ev.box)
+            self.flag(refusal.rule, refusal.reason, box_of(ev))
         else:
             HANDLERS[kind](self, ev)
         flags = self._flags
-        if flags is not None or kind in desk.NOTED or ev.extra:
+        if flags is not None or kind in desk.NOTED or ev.correction_of is not None:
             desk.note(self, ev, flags)  # (a card corrects a misread only with correction_of)
         return self._what_it_did()
 
@@ -174,14 +133,8 @@ class Table:
         one answer the screen, the service and the bots ask; nothing here changes the table."""
         return check.refusal(self, ev)
 
-    def _begin(self, kind: str) -> None:
-        self.seq += 1
-        self._kind = kind
-        self._flags = None
-        self._settled = None
-
     def _what_it_did(self) -> Applied:
-        # Read in a method of its own: the attributes were reset in another (for mypyc, whose
+        # Read in a method of its own: the effects were reset in another (for mypyc, whose
         # narrowing of an attribute set to None would otherwise outlive the handler's call).
         flags = self._flags
         settled = self._settled
@@ -197,12 +150,7 @@ class Table:
 
     def open_decisions(self) -> tuple[Decision, ...]:
         """Every decision open now, typed (see :class:`~controller.engine.decisions.Decision`)."""
-        cached = self._open
-        if cached is not None and cached[0] == self.seq:
-            return cached[1]
-        found = open_decisions(self)
-        self._open = (self.seq, found)
-        return found
+        return open_now(self)
 
     def view(self) -> TableView:
         """The table now, typed and frozen: what everything outside the engine reads."""
@@ -290,86 +238,3 @@ class Table:
         data is corrupt, of another table or another rule set. ``keep_rounds`` defaults to the
         snapshot's own."""
         return snapshot.load(cls, setup, data, keep_rounds)
-
-    # ----- for the rooms --------------------------------------------------------------------
-
-    def flag(self, rule: str, message: str, box: int | None = None) -> None:
-        """Raise a flag on the round in progress (or the last one, or the first one to come)."""
-        rnd = self.current_round
-        number = rnd.number if rnd is not None else self.rounds_played
-        flag = Flag(rule, message, box, number, self.seq, self._kind)
-        if rnd is not None:
-            rnd.flags.append(flag)
-        elif self.rounds:
-            self.rounds[-1].flags.append(flag)  # noticed after that round
-        else:
-            self.unassigned.append(flag)  # belongs to the first round
-        if self._flags is None:
-            self._flags = [flag]
-        else:
-            self._flags.append(flag)
-
-    def ref(self, situation: str) -> str:
-        """The rule a flag for ``situation`` names in this game (``rule_refs``)."""
-        return self._refs.get(situation, situation)
-
-    def open_round(self) -> Round:
-        rnd = Round(number=self.rounds_played + 1)
-        if self.dealer_on_duty is not None:
-            rnd.dealers.append(self.dealer_on_duty)
-        if self.unassigned:
-            rnd.flags.extend(self.unassigned)
-            self.unassigned.clear()
-        self.current_round = rnd
-        return rnd
-
-    def end_round(self, result: RoundResult) -> None:
-        tray.on_round_ended(self, result)
-        self.rounds.append(result)
-        self.rounds_played = result.round
-        keep = self.keep_rounds
-        if keep is not None and len(self.rounds) > keep:
-            del self.rounds[: len(self.rounds) - keep]
-        self.current_round = None
-        self._settled = result
-
-    def bound_records(self) -> None:
-        """A bounded table (``keep_rounds``) keeps as many shoes' records as rounds, and the
-        last inspections of at least a full shoe's decks."""
-        keep = self.keep_rounds
-        if keep is None:
-            return
-        if len(self.shoes) > keep:
-            del self.shoes[: len(self.shoes) - keep]
-        most = max(keep, MAX_DECKS)
-        if len(self.inspections) > most:
-            del self.inspections[: len(self.inspections) - most]
-
-    def shoe_remaining(self) -> int:
-        shoe = self.shoe
-        return shoe.decks * self.cards_per_deck - shoe.drawn if shoe is not None else 0
-
-    @property
-    def reshuffle_due(self) -> bool:
-        """A shuffle is due before the next round: the cutting card came out, or 16.9/16.10."""
-        shoe = self.shoe
-        return shoe is not None and (
-            shoe.cut_out or shoe.ended or self.reshuffle_reason is not Reshuffle.NONE
-        )
-
-    def reshuffle_rule(self) -> str:
-        """The rule a shuffle due now answers (6.1-6.3 when no shoe is loaded, or the shoe has
-        ended)."""
-        shoe = self.shoe
-        if shoe is None:
-            return "6.3"
-        if shoe.ended:
-            return str(self.reshuffle_reason) or "6.3"
-        return str(self.reshuffle_reason) or "16.9"
-
-    def require_reshuffle(self, reason: Reshuffle) -> None:
-        if self.reshuffle_reason is Reshuffle.NONE:
-            self.reshuffle_reason = reason
-
-    def reshuffled(self) -> None:
-        self.reshuffle_reason = Reshuffle.NONE

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from controller.engine import check, deal, opening, view
 from controller.engine.decisions import Decision
@@ -27,11 +27,10 @@ from controller.engine.state import (
     DayState,
     Device,
     Phase,
+    Resolved,
     Round,
+    TableState,
 )
-
-if TYPE_CHECKING:
-    from controller.engine.table import Table
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +166,7 @@ class PendingView:
 class ResolutionView:
     seq: int
     rule: str
-    how: str  # "seen" or "corrected"
+    how: Resolved
     by: str
     card: str
 
@@ -315,7 +314,7 @@ def _copy(r: RoundResult) -> RoundResult:
     )
 
 
-def table_view(t: Table) -> TableView:
+def table_view(t: TableState) -> TableView:
     rnd = t.current_round
     live = rnd is not None and rnd.phase is not SETTLED and rnd.phase is not VOID
     shoe = t.shoe

@@ -21,13 +21,11 @@ are the replay document's ``"tray"`` section (:func:`document`) and part of the 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from controller.engine.results import RoundResult
-from controller.events import Event
-
-if TYPE_CHECKING:
-    from controller.engine.table import Table
+from controller.engine.state import SETTLED, VOID, TableState
+from controller.events import BuyIn, Credit, DropCount, Event, Fill, Slip, TrayCount, amount_of
 
 ZERO: Final = Decimal(0)
 CENT: Final = Decimal("0.01")
@@ -180,13 +178,28 @@ class Tray:
         day = self.day
         return day if day is not None and not day.closer_seq else None
 
+    def round_ended(self, result: RoundResult) -> None:
+        """A round ended: its house net is money the tray paid out or took in."""
+        net = ZERO
+        for s in result.settlements:
+            net += s.staked - s.returned
+        self.house_net += net
+        if not self.first_round:
+            self.first_round = result.round
+        self.last_round = result.round
+        day = self.open_day()
+        if day is not None:
+            day.house_net += net
+            day.rounds += 1
+
 
 # ----- the handlers ----------------------------------------------------------------------------
 
 
-def refusal_reason(t: Table, ev: Event) -> str | None:
+def refusal_reason(t: TableState, ev: Event) -> str | None:
     """Why a tray event may not happen now (None: it may): they come between rounds."""
-    number = t.in_play()
+    rnd = t.current_round
+    number = None if rnd is None or rnd.phase is SETTLED or rnd.phase is VOID else rnd.number
     if number is not None:
         return (
             f"{ev.type} refused: round {number} is in play; the tray's events come between rounds"
@@ -194,24 +207,13 @@ def refusal_reason(t: Table, ev: Event) -> str | None:
     return None
 
 
-def on_round_ended(t: Table, result: RoundResult) -> None:
+def on_round_ended(t: TableState, result: RoundResult) -> None:
     """A round ended: its house net is money the tray paid out or took in."""
-    tray = t.tray
-    net = ZERO
-    for s in result.settlements:
-        net += s.staked - s.returned
-    tray.house_net += net
-    if not tray.first_round:
-        tray.first_round = result.round
-    tray.last_round = result.round
-    day = tray.open_day()
-    if day is not None:
-        day.house_net += net
-        day.rounds += 1
+    t.tray.round_ended(result)
 
 
-def _stated(t: Table, ev: Event, value: Decimal, what: str) -> None:
-    claimed = ev.amount
+def _stated(t: TableState, ev: Event, value: Decimal, what: str) -> None:
+    claimed = amount_of(ev)
     if claimed is not None and claimed != value:
         t.flag(
             "slip",
@@ -220,8 +222,8 @@ def _stated(t: Table, ev: Event, value: Decimal, what: str) -> None:
         )
 
 
-def on_tray_count(t: Table, ev: Event) -> None:
-    chips = ev.chips or ()
+def on_tray_count(t: TableState, ev: TrayCount) -> None:
+    chips = tuple(ev.chips.items())
     kind = ev.kind or "check"
     tray = t.tray
     tray.used = True
@@ -311,9 +313,9 @@ def _chip_difference(now: dict[Decimal, int], then: dict[Decimal, int]) -> str:
     return "; ".join(parts)
 
 
-def _slip(t: Table, ev: Event, kind: str) -> Decimal:
-    chips = ev.chips or ()
-    number = ev.slip or ""
+def _slip(t: TableState, ev: Slip, kind: str) -> Decimal:
+    chips = tuple(ev.chips.items())
+    number = ev.number
     tray = t.tray
     tray.used = True
     value = chips_value(chips)
@@ -345,7 +347,7 @@ def _slip(t: Table, ev: Event, kind: str) -> Decimal:
     return value
 
 
-def on_fill(t: Table, ev: Event) -> None:
+def on_fill(t: TableState, ev: Fill) -> None:
     value = _slip(t, ev, "fill")
     t.tray.fills += value
     day = t.tray.open_day()
@@ -353,7 +355,7 @@ def on_fill(t: Table, ev: Event) -> None:
         day.fills += value
 
 
-def on_credit(t: Table, ev: Event) -> None:
+def on_credit(t: TableState, ev: Credit) -> None:
     value = _slip(t, ev, "credit")
     t.tray.credits += value
     day = t.tray.open_day()
@@ -361,7 +363,7 @@ def on_credit(t: Table, ev: Event) -> None:
         day.credits += value
 
 
-def on_buy_in(t: Table, ev: Event) -> None:
+def on_buy_in(t: TableState, ev: BuyIn) -> None:
     amount = ev.amount or ZERO
     kind = ev.kind or "cash"
     tray = t.tray
@@ -381,7 +383,7 @@ def on_buy_in(t: Table, ev: Event) -> None:
     _keep(t, tray.buy_in_list, record)
 
 
-def on_drop_count(t: Table, ev: Event) -> None:
+def on_drop_count(t: TableState, ev: DropCount) -> None:
     amount = ev.amount or ZERO
     tray = t.tray
     tray.used = True
@@ -421,7 +423,7 @@ def on_drop_count(t: Table, ev: Event) -> None:
     _keep(t, tray.drops, record)
 
 
-def _keep(t: Table, records: list[dict[str, Any]], record: dict[str, Any]) -> None:
+def _keep(t: TableState, records: list[dict[str, Any]], record: dict[str, Any]) -> None:
     records.append(record)
     if t.keep_rounds is not None and len(records) > KEEP_RECORDS:
         del records[: len(records) - KEEP_RECORDS]

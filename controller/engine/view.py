@@ -10,15 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from controller.engine import deal, inspection, opening
+from controller.engine import deal, decisions, inspection, opening
 from controller.engine.decisions import SCREEN_KINDS, Decision, Kind
 from controller.engine.results import money
-from controller.engine.state import BETTING, CLOSED, DEALER, DEALING, PLAY, Box, DayState, Round
-
-if TYPE_CHECKING:
-    from controller.engine.table import Table
+from controller.engine.state import (
+    BETTING,
+    CLOSED,
+    DEALER,
+    DEALING,
+    PLAY,
+    Box,
+    DayState,
+    Round,
+    TableState,
+)
 
 
 @dataclass(slots=True)
@@ -66,7 +73,7 @@ class Due:
         }
 
 
-def due(t: Table) -> Due:
+def due(t: TableState) -> Due:
     """What the dealer must do next, and exactly which decisions are open to whom."""
     rnd = t.current_round
     out = Due(phase="idle", round=rnd.number if rnd else t.rounds_played + 1)
@@ -92,7 +99,7 @@ def due(t: Table) -> Due:
                 "next shoe"
             )
     reshuffle = shoe is not None and t.reshuffle_due
-    opened = t.open_decisions()
+    opened = decisions.open_now(t)
     out.open = opened
     if rnd is None:
         prompts.append("shuffle before the next round" if reshuffle else "place your bets")
@@ -134,7 +141,7 @@ def due(t: Table) -> Due:
     return out
 
 
-def _opening(t: Table, out: Due) -> None:
+def _opening(t: TableState, out: Due) -> None:
     """The inspection in progress and the day's opening, with their prompts first."""
     found = inspection.inspection_view(t)
     if found is not None:
@@ -168,7 +175,7 @@ def _opening(t: Table, out: Due) -> None:
             out.prompts.append(f"inspect the next deck, or the cards {opening.WORDS[to_do[0]]}")
 
 
-def _play_prompts(t: Table, rnd: Round, out: Due, opened: tuple[Decision, ...]) -> None:
+def _play_prompts(t: TableState, rnd: Round, out: Due, opened: tuple[Decision, ...]) -> None:
     prompts = out.prompts
     if rnd.peek_pending:
         prompts.append("take insurance, then check the hole card")

@@ -34,7 +34,7 @@ from sqlalchemy.engine import Connection
 
 from controller.engine import SnapshotError, Table
 from controller.engine.results import RoundResult
-from controller.events import TRAY_EVENTS
+from controller.events import TRAY_EVENTS, Shuffle
 from controller.floor.schema import PARTITIONED, Floor, ensure_partitions, month_of
 from controller.floor.settings import parse_recorded
 from controller.store.canonical import ChainRecord
@@ -287,7 +287,7 @@ class TableIndex:
                 "seq": seq,
                 "kind": kind,
                 "loaded_at": at,
-                "decks": event.decks,
+                "decks": event.decks if isinstance(event, Shuffle) else None,
             }
         if kind in RECONCILING:
             self._reconciliations(kind, seq, at, out)

@@ -33,6 +33,7 @@ from typing import Any, Final
 from controller.engine import Kind, Role, Table
 from controller.events import ScenarioError, parse_event, parse_setup
 from controller.protect.tags import VALUES, CountSystem, count_system, value_index
+from controller.rules import HoleCard
 from controller.sim.strategy import Strategy, load_strategy, strategy_path
 
 PLAY_KINDS: Final = frozenset({Kind.HIT, Kind.STAND, Kind.DOUBLE, Kind.SPLIT, Kind.SURRENDER})
@@ -196,7 +197,7 @@ class _Walker:
         self.rules = rules
         self.count = count_system(rules.name, rules.excluded_ranks)
         self.strategy = strategy or load_strategy(strategy_path(rules.name))
-        self.hole_game = rules.hole_card == "peek"
+        self.hole_game = rules.hole_card is HoleCard.PEEK
         self.record = TableRecord(
             table_id=str(setup_obj.get("table_id") or ""),
             game=rules.name,

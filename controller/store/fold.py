@@ -12,7 +12,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from controller.engine import Applied, Table
-from controller.events import PASSTHROUGH, Event, TableSetup, parse_event, parse_setup
+from controller.events import (
+    PASSTHROUGH,
+    Event,
+    ReshuffleDiscards,
+    Shuffle,
+    TableSetup,
+    decode_event,
+    parse_event,
+    parse_setup,
+)
 from controller.store.canonical import ChainRecord
 from controller.store.repository import NO_ROWS, Derived, json_list
 
@@ -44,21 +53,22 @@ def event_body(raw: Mapping[str, Any], line: int = 0) -> tuple[Event, dict[str, 
 def derive(table_id: str, seq: int, event: Event, applied: Applied) -> Derived:
     """The derived rows that event ``seq`` gave when applied (most give none: then the
     shared, empty :data:`~controller.store.repository.NO_ROWS`)."""
-    shoe = event.type in ("shuffle", "reshuffle_discards")
+    shoe = isinstance(event, (Shuffle, ReshuffleDiscards))
     if not shoe and not applied.flags and applied.settled is None:
         return NO_ROWS
     out = Derived()
-    if shoe:
+    if isinstance(event, (Shuffle, ReshuffleDiscards)):
+        loaded = event if isinstance(event, Shuffle) else None
         out.shoes.append(
             {
                 "table_id": table_id,
                 "seq": seq,
                 "kind": event.type,
-                "decks": event.decks,
+                "decks": loaded.decks if loaded is not None else None,
                 "cut_card": event.cut_card,
                 "deck_serials": None
-                if event.deck_serials is None
-                else json_list(list(event.deck_serials)),
+                if loaded is None or loaded.deck_serials is None
+                else json_list(list(loaded.deck_serials)),
             }
         )
     for idx, flag in enumerate(applied.flags):
@@ -172,6 +182,10 @@ class Fold:
     def apply(self, seq: int, body: Mapping[str, Any]) -> tuple[Event, Applied, Derived]:
         event = parse_event(body, seq)
         return self.apply_event(seq, event)
+
+    def apply_text(self, seq: int, body: str) -> tuple[Event, Applied, Derived]:
+        """:meth:`apply` for an event as the store keeps it (its canonical JSON text)."""
+        return self.apply_event(seq, decode_event(body, seq))
 
     def apply_event(self, seq: int, event: Event) -> tuple[Event, Applied, Derived]:
         if seq != self.seq + 1:

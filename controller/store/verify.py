@@ -313,7 +313,7 @@ def verify_table(
                 if fold is None:
                     fold = Fold(table_id, loads(body), keep_rounds=checkpoint.KEEP_ROUNDS)
                     continue
-                expected.extend(fold.apply(seq, loads(body))[2])
+                expected.extend(fold.apply_text(seq, body)[2])
                 if full and audit.wants(seq) and (differs := audit.compare(fold)) is not None:
                     found = _first(found, differs)
                     break
