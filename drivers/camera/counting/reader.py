@@ -461,6 +461,13 @@ def _count(
         return None, m, "a stack stands on the box's edge, in front of it, or its foot is unclear"
     if not fits:
         return None, m, f"a stack {width / m.width:.0%} as wide as a chip there (hidden in part?)"
+    return _count_on_model(lab, st, m)
+
+
+def _count_on_model(lab: F32, st: _Stack, m: _Model) -> tuple[int | None, _Model | None, str]:
+    """The count from the silhouette's top, with its checks: seams between the chips, and,
+    where there are none to see (a lone chip), nothing above it that the mask may have missed
+    (a white stack on the cream outline kept only its bottom chip in the mask once)."""
     top = st.top_c - 0.5
     err = np.abs(m.tops[1:] - top)
     n = int(np.argmin(err)) + 1
@@ -479,7 +486,32 @@ def _count(
         share = _seams_confirmed(lab, st, m, n)
         if share < 0.7:
             return None, m, f"edges and height disagree (only {share:.0%} of {n - 1} seams seen)"
+    elif not _clear_above(lab, st, m):
+        return None, m, "a lone chip with no seam to confirm it, and chips may stand above it"
     return n, m, ""
+
+
+def _clear_above(lab: F32, st: _Stack, m: _Model) -> bool:
+    """Evidence that a stack read as one chip is one chip: the rows where the next three
+    chips would show, down the stack's middle, look like the columns either side of it (no
+    white or chip colour the mask may have dropped). Not seen (too near the region's top or
+    side) is not evidence: False."""
+    width = st.x1 - st.x0
+    band = float(m.seams[0] - m.seams[1])
+    y1 = int(np.floor(min(m.tops[1], st.top_c))) - 1
+    y0 = int(np.floor(m.tops[min(4, MAX_CHIPS)] - 0.5 * band))
+    if y0 < 0 or y1 - y0 < 2 * band:
+        return False
+    gap = max(2, width // 10)
+    left = lab[y0:y1, max(0, st.x0 - width // 2) : max(0, st.x0 - gap)]
+    right = lab[y0:y1, st.x1 + gap : st.x1 + width // 2]
+    if left.shape[1] < 3 or right.shape[1] < 3:
+        return False
+    mid = np.median(lab[y0:y1, st.x0 + width // 4 : st.x1 - width // 4], axis=1)
+    side = np.median(np.concatenate([left, right], axis=1), axis=1)
+    w = np.array([0.5, 1.0, 1.0], np.float32)
+    d = np.sqrt(np.sum(((mid - side) * w) ** 2, axis=-1))
+    return float(np.mean(d > 10.0)) < 0.15
 
 
 def chip_features(bgr: U8Array, st: _Stack, m: _Model, n: int, level: float) -> list[F32]:
