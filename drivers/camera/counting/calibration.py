@@ -16,7 +16,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -141,12 +141,9 @@ def _qr_geometry(corners: npt.NDArray[np.float64]) -> tuple[float, float, float,
 def _variants(grey: U8Array) -> list[U8Array]:
     """The picture as zbar gets it, then smoothed (JPEG blocks and sensor noise break a code's
     modules), then thresholded against its neighbourhood (a code in a dim corner)."""
-    smooth = cv2.GaussianBlur(grey, (3, 3), 0)
-    return [
-        grey,
-        smooth,
-        cv2.adaptiveThreshold(smooth, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, 31, 5),
-    ]
+    smooth = cast(U8Array, cv2.GaussianBlur(grey, (3, 3), 0))
+    local = cv2.adaptiveThreshold(smooth, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, 31, 5)
+    return [grey, smooth, cast(U8Array, local)]
 
 
 def find_codes(
@@ -157,7 +154,7 @@ def find_codes(
     ``thorough``: when a pass finds fewer codes than another might, the picture is tried
     smoothed and thresholded too, and what each finds is kept (a code once, where first read).
     """
-    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
+    grey = cast(U8Array, cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image)
     boxes: dict[int, npt.NDArray[np.float64]] = {}
     rails: list[npt.NDArray[np.float64]] = []
     for variant in _variants(grey) if thorough else [grey]:
@@ -247,7 +244,7 @@ def calibrate(
         x, y, _ = centres[b]
         (u, v), (_, v2) = pose.project(np.array([[x, y, 0.0], [x, y, 10.0]]))
         fixes[b] = BoxFix(b, float(u), float(v), float(abs(v - v2) / 10.0))
-    rail = [RailRef(tuple(c.mean(axis=0)), _qr_geometry(c)[2]) for c in rails]  # type: ignore[arg-type]
+    rail = [RailRef(tuple(c.mean(axis=0)), _qr_geometry(c)[2]) for c in rails]
     cal = Calibration(camera, (w, h), pose, fixes, {b: centres[b] for b in boxes}, rail)
     scales = ", ".join(f"box {b} {f.scale:.2f} px/mm" for b, f in sorted(fixes.items()))
     return CalibrationResult(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -38,22 +38,22 @@ class Pose:
 
     @property
     def K(self) -> F64:
-        return np.array([[self.focal, 0, self.cx], [0, self.focal, self.cy], [0, 0, 1]], float)
+        return np.array([[self.focal, 0, self.cx], [0, self.focal, self.cy], [0, 0, 1]], np.float64)
 
     @property
     def R(self) -> F64:
-        return cv2.Rodrigues(np.asarray(self.rvec, float))[0]
+        return cast(F64, cv2.Rodrigues(np.asarray(self.rvec, float))[0])
 
     @property
     def centre_mm(self) -> F64:
-        return -self.R.T @ np.asarray(self.tvec, float)
+        return cast(F64, -self.R.T @ np.asarray(self.tvec, float))
 
     def project(self, points: F64) -> F64:
         pts = np.asarray(points, float).reshape(-1, 1, 3)
         proj, _ = cv2.projectPoints(
             pts, np.asarray(self.rvec, float), np.asarray(self.tvec, float), self.K, self.dist
         )
-        return proj.reshape(-1, 2)
+        return cast(F64, proj.reshape(-1, 2))
 
     def on_cloth(self, u: float, v: float, z: float = 0.0) -> F64 | None:
         """The point at height ``z`` seen at pixel (u, v), or None (at or above the horizon)."""
@@ -111,14 +111,19 @@ def _solve(
     dist = np.array([k1, 0, 0, 0, 0], float)
     ok, rvec, tvec = cv2.solvePnP(obj, img, K, dist, flags=cv2.SOLVEPNP_ITERATIVE)
     if not ok:
-        return math.inf, math.inf, np.zeros(3), np.zeros(3)
+        return math.inf, math.inf, np.zeros(3, np.float64), np.zeros(3, np.float64)
     proj, _ = cv2.projectPoints(obj, rvec, tvec, K, dist)
     err = float(np.sqrt(np.mean(np.sum((proj.reshape(-1, 2) - img) ** 2, axis=1))))
     R = cv2.Rodrigues(rvec)[0]
     if np.any((R @ obj.T + tvec).T[:, 2] <= 0):
-        return math.inf, err, rvec.ravel(), tvec.ravel()
+        return math.inf, err, cast(F64, rvec.ravel()), cast(F64, tvec.ravel())
     centre = -R.T @ tvec.ravel()
-    return err + TRAY_PENALTY * abs(float(centre[1])), err, rvec.ravel(), tvec.ravel()
+    return (
+        err + TRAY_PENALTY * abs(float(centre[1])),
+        err,
+        cast(F64, rvec.ravel()),
+        cast(F64, tvec.ravel()),
+    )
 
 
 def fit_pose(obj: F64, img: F64, size: tuple[int, int]) -> Pose | None:
@@ -146,7 +151,7 @@ def fit_pose(obj: F64, img: F64, size: tuple[int, int]) -> Pose | None:
             lo = a
     f = (lo + hi) / 2
     _, err, r, t = _solve(obj, img, size, f, k1)
-    return Pose(f, w / 2, h / 2, tuple(r), tuple(t), err, k1)  # type: ignore[arg-type]
+    return Pose(f, w / 2, h / 2, tuple(r), tuple(t), err, k1)
 
 
 def box_code_world(centre_mm: tuple[float, float], qr_height_mm: float, qr_mm: float) -> F64:
@@ -185,7 +190,10 @@ def solve_table_pose(
         return fit_pose(np.concatenate(obj), np.concatenate(img), size) if obj else None
     best: Pose | None = None
     for pick in itertools.combinations(marks, len(seen)):
-        o = obj + [rail_code_world(rail, m["azimuth_deg"], m["size_mm"]) for m in pick]
+        o = obj + [
+            rail_code_world(cast(dict[str, Any], rail), m["azimuth_deg"], m["size_mm"])
+            for m in pick
+        ]
         i = img + [code_points(c) for c in seen]
         pose = fit_pose(np.concatenate(o), np.concatenate(i), size)
         if pose is not None and (best is None or pose.rms_px < best.rms_px):

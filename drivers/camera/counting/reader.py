@@ -20,6 +20,7 @@ Only the boxes' regions are read. In a box's region:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import cv2
 import numpy as np
@@ -193,7 +194,7 @@ def _seam_profile(lab: F32, x0: int, x1: int, y0: int, y1: int) -> F32:
     L = lab[y0:y1, x0:x1, 0]
     smooth = cv2.blur(L, (1, 5))
     hp = L - smooth
-    return np.median(hp, axis=1).astype(np.float32)
+    return cast(F32, np.median(hp, axis=1).astype(np.float32))
 
 
 def _period(profile: F32, expect: float) -> tuple[float, float]:
