@@ -79,6 +79,9 @@ def test_a_slow_request_is_cut_off(served: tuple[Floor, FloorServer, str]) -> No
                     break
             except TimeoutError:
                 pass
+            except ConnectionResetError:  # closed with our unread header lines in its buffer
+                closed = True
+                break
         assert closed, "the server kept a request that never finished"
         assert time.monotonic() - start < 5
 
