@@ -32,6 +32,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from controller.floor import indexer
 from controller.floor.audit import Who
 from controller.floor.pit import pit_report
 from controller.floor.schema import ensure_partitions, month_of, open_floor
@@ -46,28 +47,7 @@ SERVER = os.environ.get(
 LAST_DAY = date(2026, 11, 30)
 DEALERS = [f"d.{n:03d}" for n in range(60)]
 WHO = Who("bench", "pit", "cli")
-TRAY_COLUMNS = (
-    "table_id",
-    "seq",
-    "at",
-    "kind",
-    "detail",
-    "slip",
-    "amount",
-    "expected",
-    "difference",
-    "house_net",
-    "buy_ins",
-    "by_ids",
-    "dealer",
-    "day_seq",
-    "cum_fills",
-    "cum_credits",
-    "cum_buy_ins",
-    "cum_house_net",
-    "cum_difference",
-    "cum_counts",
-)
+TRAY_COLUMNS = indexer.TRAY_COLUMNS + indexer.TRAY_TOTALS  # the row as the indexer writes it
 ROUND_COLUMNS = (
     "table_id",
     "round",

@@ -494,7 +494,7 @@ _INSERT_CHECKPOINT = (
 )
 
 
-_TRAY_COLUMNS = (
+TRAY_COLUMNS = (
     "table_id",
     "seq",
     "at",
@@ -512,10 +512,17 @@ _TRAY_COLUMNS = (
 )
 # Each row carries the table's running totals: the row before it (inserted earlier in the same
 # batch, or in an earlier one) plus this row's part.
+TRAY_TOTALS = (
+    "cum_fills",
+    "cum_credits",
+    "cum_buy_ins",
+    "cum_house_net",
+    "cum_difference",
+    "cum_counts",
+)
 _INSERT_TRAY = (
-    f"INSERT INTO floor_tray ({', '.join(_TRAY_COLUMNS)}, cum_fills, cum_credits, cum_buy_ins, "
-    "cum_house_net, cum_difference, cum_counts) SELECT "
-    + ", ".join(f"%({c})s" for c in _TRAY_COLUMNS)
+    f"INSERT INTO floor_tray ({', '.join(TRAY_COLUMNS + TRAY_TOTALS)}) SELECT "
+    + ", ".join(f"%({c})s" for c in TRAY_COLUMNS)
     + ", coalesce(p.cum_fills, 0) + CASE WHEN %(kind)s = 'fill' THEN %(amount)s::numeric "
     "ELSE 0 END, coalesce(p.cum_credits, 0) + CASE WHEN %(kind)s = 'credit' "
     "THEN %(amount)s::numeric ELSE 0 END, coalesce(p.cum_buy_ins, 0) + CASE WHEN "

@@ -28,6 +28,8 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -201,19 +203,30 @@ def _writers_of_the_log(conn: Any, schema: str, keep: set[str]) -> list[str]:
     return sorted(str(r[0]).strip('"') for r in rows if str(r[0]).strip('"') not in keep)
 
 
-def init_floor(url: str, owner: str, ingest: str, floor: str) -> list[str]:
-    """Create the roles, the inbox and the guards; lines saying what was done."""
+@contextmanager
+def _floor_transaction(url: str, command: str) -> Iterator[Any]:
+    """One transaction on the floor's PostgreSQL database for ``floorctl floor COMMAND``; its
+    database errors become :class:`~controller.store.db.StoreError` naming the database."""
     import sqlalchemy as sa
 
+    from controller.store.db import StoreError, create_engine, describe, safe_url
+
+    engine = create_engine(url)
+    try:
+        if engine.dialect.name != "postgresql":
+            raise StoreError(f"database {safe_url(url)}: floor {command} is for PostgreSQL")
+        with engine.begin() as conn:
+            yield conn
+    except sa.exc.DBAPIError as exc:
+        raise StoreError(f"database {safe_url(url)}: {describe(exc)}") from exc
+    finally:
+        engine.dispose()
+
+
+def init_floor(url: str, owner: str, ingest: str, floor: str) -> list[str]:
+    """Create the roles, the inbox and the guards; lines saying what was done."""
     from controller.floor.schema import ensure_floor_tables
-    from controller.store.db import (
-        MIGRATION_LOCK,
-        StoreError,
-        create_engine,
-        describe,
-        head_revision,
-        safe_url,
-    )
+    from controller.store.db import MIGRATION_LOCK, StoreError, head_revision
 
     names = (owner, ingest, floor)
     for name in names:
@@ -221,216 +234,191 @@ def init_floor(url: str, owner: str, ingest: str, floor: str) -> list[str]:
             raise StoreError(f"role name {name!r}: use lower-case letters, digits and _")
     if len(set(names)) != 3:
         raise StoreError("the owner, ingest and floor roles must be three roles")
-    engine = create_engine(url)
-    if engine.dialect.name != "postgresql":
-        engine.dispose()
-        raise StoreError(f"database {safe_url(url)}: floor init is for PostgreSQL")
     done: list[str] = []
-    try:
-        with engine.begin() as conn:
-            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
-            for name in names:
-                if _role(conn, name):
-                    done.append(f"role {name} exists")
-                else:
-                    conn.exec_driver_sql(f"CREATE ROLE {_q(name)} LOGIN")
-                    done.append(f"role {name} created")
-            for name in (ingest, floor):
-                conn.exec_driver_sql(f"ALTER ROLE {_q(name)} NOSUPERUSER NOCREATEDB NOCREATEROLE")
-            schema = str(conn.exec_driver_sql("SELECT current_schema()").scalar())
-            inbox = inbox_name(schema)
-            path = str(conn.exec_driver_sql("SHOW search_path").scalar())
-            # Only the floor's own roles may make objects in the store's schema (PostgreSQL
-            # before 15 lets everyone).
-            conn.exec_driver_sql(f"REVOKE CREATE ON SCHEMA {_q(schema)} FROM PUBLIC")
-            conn.exec_driver_sql(f"GRANT USAGE, CREATE ON SCHEMA {_q(schema)} TO {_q(owner)}")
-            conn.exec_driver_sql(f"GRANT USAGE ON SCHEMA {_q(schema)} TO {_q(ingest)}, {_q(floor)}")
-            # The floor role creates each month's partitions of its read model.
-            conn.exec_driver_sql(f"GRANT CREATE ON SCHEMA {_q(schema)} TO {_q(floor)}")
-            conn.exec_driver_sql(f"REVOKE CREATE ON SCHEMA {_q(schema)} FROM {_q(ingest)}")
-            # Let the administrator act as the owner and the floor role (to hand them objects).
-            conn.exec_driver_sql(f"GRANT {_q(owner)}, {_q(floor)} TO CURRENT_USER")
-            if conn.exec_driver_sql("SELECT to_regclass('events') IS NOT NULL").scalar():
-                for table in (*STORE_TABLES, *READ_ONLY):
-                    if conn.exec_driver_sql(
-                        "SELECT to_regclass(%(t)s) IS NOT NULL", {"t": table}
-                    ).scalar():
-                        conn.exec_driver_sql(f"ALTER TABLE {_q(table)} OWNER TO {_q(owner)}")
-                conn.exec_driver_sql(f"ALTER FUNCTION floorctl_insert_only() OWNER TO {_q(owner)}")
-                for (name,) in conn.exec_driver_sql(
-                    "SELECT tablename FROM pg_tables WHERE schemaname = %(s)s "
-                    "AND tablename LIKE 'floor%%'",
-                    {"s": schema},
-                ).all():
-                    conn.exec_driver_sql(f"ALTER TABLE {_q(name)} OWNER TO {_q(owner)}")
+    with _floor_transaction(url, "init") as conn:
+        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
+        for name in names:
+            if _role(conn, name):
+                done.append(f"role {name} exists")
+            else:
+                conn.exec_driver_sql(f"CREATE ROLE {_q(name)} LOGIN")
+                done.append(f"role {name} created")
+        for name in (ingest, floor):
+            conn.exec_driver_sql(f"ALTER ROLE {_q(name)} NOSUPERUSER NOCREATEDB NOCREATEROLE")
+        schema = str(conn.exec_driver_sql("SELECT current_schema()").scalar())
+        inbox = inbox_name(schema)
+        path = str(conn.exec_driver_sql("SHOW search_path").scalar())
+        # Only the floor's own roles may make objects in the store's schema (PostgreSQL
+        # before 15 lets everyone).
+        conn.exec_driver_sql(f"REVOKE CREATE ON SCHEMA {_q(schema)} FROM PUBLIC")
+        conn.exec_driver_sql(f"GRANT USAGE, CREATE ON SCHEMA {_q(schema)} TO {_q(owner)}")
+        conn.exec_driver_sql(f"GRANT USAGE ON SCHEMA {_q(schema)} TO {_q(ingest)}, {_q(floor)}")
+        # The floor role creates each month's partitions of its read model.
+        conn.exec_driver_sql(f"GRANT CREATE ON SCHEMA {_q(schema)} TO {_q(floor)}")
+        conn.exec_driver_sql(f"REVOKE CREATE ON SCHEMA {_q(schema)} FROM {_q(ingest)}")
+        # Let the administrator act as the owner and the floor role (to hand them objects).
+        conn.exec_driver_sql(f"GRANT {_q(owner)}, {_q(floor)} TO CURRENT_USER")
+        if conn.exec_driver_sql("SELECT to_regclass('events') IS NOT NULL").scalar():
+            for table in (*STORE_TABLES, *READ_ONLY):
                 if conn.exec_driver_sql(
-                    "SELECT to_regprocedure('floor_lookups_insert_only()') IS NOT NULL"
+                    "SELECT to_regclass(%(t)s) IS NOT NULL", {"t": table}
                 ).scalar():
-                    conn.exec_driver_sql(
-                        f"ALTER FUNCTION floor_lookups_insert_only() OWNER TO {_q(owner)}"
-                    )
-                done.append(f"the store's tables in schema {schema} now belong to {owner}")
-            conn.exec_driver_sql(
-                f"CREATE SCHEMA IF NOT EXISTS {_q(inbox)} AUTHORIZATION {_q(owner)}"
-            )
-            conn.exec_driver_sql(f"ALTER SCHEMA {_q(inbox)} OWNER TO {_q(owner)}")
-
-            conn.exec_driver_sql(f"SET LOCAL ROLE {_q(owner)}")
-            if _migrate(conn):
-                done.append(f"the store's schema created (as {owner}) at {head_revision()}")
-            _exec_ddl(conn, WITNESS_SQL.replace("{schema}", _q(schema)))
-            done.append("heads must name the table's registered key; events need a registered key")
-            _exec_ddl(conn, INGEST_LOG_SQL)
-            ensure_floor_tables(conn)
-            # The inbox: the store's tables again, in a schema of their own.
-            conn.exec_driver_sql(f"SET LOCAL search_path TO {_q(inbox)}")
-            if _migrate(conn):
-                done.append(f"the inbox {inbox} created (as {owner}) at {head_revision()}")
-            conn.exec_driver_sql(f"SET LOCAL search_path TO {path}")
-            conn.exec_driver_sql(
-                f"CREATE TABLE IF NOT EXISTS {_q(inbox)}.table_roles (role text PRIMARY KEY, "
-                "table_id text NOT NULL UNIQUE, added_at timestamptz NOT NULL DEFAULT now())"
-            )
-            _exec_ddl(conn, WITNESS_SQL.replace("{schema}", _q(inbox)))
-            conn.exec_driver_sql(
-                f"INSERT INTO {_q(inbox)}.table_keys SELECT * FROM {_q(schema)}.table_keys "
-                "ON CONFLICT DO NOTHING"
-            )
-            _exec_ddl(conn, _policies(inbox, ingest))
-            done.append(
-                f"each table writes only its own rows of the inbox {inbox} "
-                "(floorctl floor add-table gives it a role)"
-            )
-            conn.exec_driver_sql("RESET ROLE")
-
-            # The floor role owns its read model; the owner keeps accounts and the lookup log.
+                    conn.exec_driver_sql(f"ALTER TABLE {_q(table)} OWNER TO {_q(owner)}")
+            conn.exec_driver_sql(f"ALTER FUNCTION floorctl_insert_only() OWNER TO {_q(owner)}")
             for (name,) in conn.exec_driver_sql(
                 "SELECT tablename FROM pg_tables WHERE schemaname = %(s)s "
                 "AND tablename LIKE 'floor%%'",
                 {"s": schema},
             ).all():
-                if name in FLOOR_KEPT:
-                    conn.exec_driver_sql(f"ALTER TABLE {_q(name)} OWNER TO {_q(owner)}")
-                    conn.exec_driver_sql(f"REVOKE ALL ON {_q(name)} FROM {_q(floor)}")
-                    conn.exec_driver_sql(f"GRANT {FLOOR_KEPT[name]} ON {_q(name)} TO {_q(floor)}")
-                else:
-                    conn.exec_driver_sql(f"ALTER TABLE {_q(name)} OWNER TO {_q(floor)}")
-            conn.exec_driver_sql(
-                f"GRANT USAGE, SELECT ON SEQUENCE floor_lookups_id_seq TO {_q(floor)}"
-            )
-            done.append(f"{floor} owns the read model and may add accounts and lookups")
-
-            # The log: the ingest role adds to it, the floor role reads it, no one else.
-            for stranger in _writers_of_the_log(conn, schema, {owner}):
+                conn.exec_driver_sql(f"ALTER TABLE {_q(name)} OWNER TO {_q(owner)}")
+            if conn.exec_driver_sql(
+                "SELECT to_regprocedure('floor_lookups_insert_only()') IS NOT NULL"
+            ).scalar():
                 conn.exec_driver_sql(
-                    "REVOKE ALL ON "
-                    + ", ".join(_q(t) for t in (*STORE_TABLES, *READ_ONLY))
-                    + f" FROM {_q(stranger)}"
+                    f"ALTER FUNCTION floor_lookups_insert_only() OWNER TO {_q(owner)}"
                 )
-                if stranger not in names:
-                    done.append(f"{stranger} may no longer touch the floor's log")
-            log = ", ".join(_q(t) for t in STORE_TABLES)
-            fixed = ", ".join(_q(t) for t in READ_ONLY)
-            conn.exec_driver_sql(f"GRANT SELECT, INSERT ON {log} TO {_q(ingest)}")
-            conn.exec_driver_sql(f"GRANT SELECT ON {log}, {fixed} TO {_q(floor)}")
-            conn.exec_driver_sql(f"GRANT SELECT ON {fixed} TO {_q(ingest)}")
-            conn.exec_driver_sql(f"REVOKE ALL ON ingest_log FROM {_q(ingest)}, {_q(floor)}")
-            conn.exec_driver_sql(f"GRANT SELECT, INSERT ON ingest_log TO {_q(ingest)}")
-            conn.exec_driver_sql(f"GRANT USAGE ON SEQUENCE ingest_log_id_seq TO {_q(ingest)}")
-            conn.exec_driver_sql(f"GRANT SELECT ON ingest_log TO {_q(floor)}")
-            conn.exec_driver_sql(f"GRANT USAGE ON SCHEMA {_q(inbox)} TO {_q(ingest)}")
-            inbox_tables = ", ".join(f"{_q(inbox)}.{_q(t)}" for t in (*STORE_TABLES, *READ_ONLY))
-            conn.exec_driver_sql(f"GRANT SELECT ON {inbox_tables} TO {_q(ingest)}")
-            done.append(
-                f"{ingest} may SELECT the inbox and SELECT and INSERT the log; {floor} may only "
-                "SELECT the log"
+            done.append(f"the store's tables in schema {schema} now belong to {owner}")
+        conn.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {_q(inbox)} AUTHORIZATION {_q(owner)}")
+        conn.exec_driver_sql(f"ALTER SCHEMA {_q(inbox)} OWNER TO {_q(owner)}")
+
+        conn.exec_driver_sql(f"SET LOCAL ROLE {_q(owner)}")
+        if _migrate(conn):
+            done.append(f"the store's schema created (as {owner}) at {head_revision()}")
+        _exec_ddl(conn, WITNESS_SQL.replace("{schema}", _q(schema)))
+        done.append("heads must name the table's registered key; events need a registered key")
+        _exec_ddl(conn, INGEST_LOG_SQL)
+        ensure_floor_tables(conn)
+        # The inbox: the store's tables again, in a schema of their own.
+        conn.exec_driver_sql(f"SET LOCAL search_path TO {_q(inbox)}")
+        if _migrate(conn):
+            done.append(f"the inbox {inbox} created (as {owner}) at {head_revision()}")
+        conn.exec_driver_sql(f"SET LOCAL search_path TO {path}")
+        conn.exec_driver_sql(
+            f"CREATE TABLE IF NOT EXISTS {_q(inbox)}.table_roles (role text PRIMARY KEY, "
+            "table_id text NOT NULL UNIQUE, added_at timestamptz NOT NULL DEFAULT now())"
+        )
+        _exec_ddl(conn, WITNESS_SQL.replace("{schema}", _q(inbox)))
+        conn.exec_driver_sql(
+            f"INSERT INTO {_q(inbox)}.table_keys SELECT * FROM {_q(schema)}.table_keys "
+            "ON CONFLICT DO NOTHING"
+        )
+        _exec_ddl(conn, _policies(inbox, ingest))
+        done.append(
+            f"each table writes only its own rows of the inbox {inbox} "
+            "(floorctl floor add-table gives it a role)"
+        )
+        conn.exec_driver_sql("RESET ROLE")
+
+        # The floor role owns its read model; the owner keeps accounts and the lookup log.
+        for (name,) in conn.exec_driver_sql(
+            "SELECT tablename FROM pg_tables WHERE schemaname = %(s)s AND tablename LIKE 'floor%%'",
+            {"s": schema},
+        ).all():
+            if name in FLOOR_KEPT:
+                conn.exec_driver_sql(f"ALTER TABLE {_q(name)} OWNER TO {_q(owner)}")
+                conn.exec_driver_sql(f"REVOKE ALL ON {_q(name)} FROM {_q(floor)}")
+                conn.exec_driver_sql(f"GRANT {FLOOR_KEPT[name]} ON {_q(name)} TO {_q(floor)}")
+            else:
+                conn.exec_driver_sql(f"ALTER TABLE {_q(name)} OWNER TO {_q(floor)}")
+        conn.exec_driver_sql(f"GRANT USAGE, SELECT ON SEQUENCE floor_lookups_id_seq TO {_q(floor)}")
+        done.append(f"{floor} owns the read model and may add accounts and lookups")
+
+        # The log: the ingest role adds to it, the floor role reads it, no one else.
+        for stranger in _writers_of_the_log(conn, schema, {owner}):
+            conn.exec_driver_sql(
+                "REVOKE ALL ON "
+                + ", ".join(_q(t) for t in (*STORE_TABLES, *READ_ONLY))
+                + f" FROM {_q(stranger)}"
             )
-    except sa.exc.DBAPIError as exc:
-        raise StoreError(f"database {safe_url(url)}: {describe(exc)}") from exc
-    finally:
-        engine.dispose()
+            if stranger not in names:
+                done.append(f"{stranger} may no longer touch the floor's log")
+        log = ", ".join(_q(t) for t in STORE_TABLES)
+        fixed = ", ".join(_q(t) for t in READ_ONLY)
+        conn.exec_driver_sql(f"GRANT SELECT, INSERT ON {log} TO {_q(ingest)}")
+        conn.exec_driver_sql(f"GRANT SELECT ON {log}, {fixed} TO {_q(floor)}")
+        conn.exec_driver_sql(f"GRANT SELECT ON {fixed} TO {_q(ingest)}")
+        conn.exec_driver_sql(f"REVOKE ALL ON ingest_log FROM {_q(ingest)}, {_q(floor)}")
+        conn.exec_driver_sql(f"GRANT SELECT, INSERT ON ingest_log TO {_q(ingest)}")
+        conn.exec_driver_sql(f"GRANT USAGE ON SEQUENCE ingest_log_id_seq TO {_q(ingest)}")
+        conn.exec_driver_sql(f"GRANT SELECT ON ingest_log TO {_q(floor)}")
+        conn.exec_driver_sql(f"GRANT USAGE ON SCHEMA {_q(inbox)} TO {_q(ingest)}")
+        inbox_tables = ", ".join(f"{_q(inbox)}.{_q(t)}" for t in (*STORE_TABLES, *READ_ONLY))
+        conn.exec_driver_sql(f"GRANT SELECT ON {inbox_tables} TO {_q(ingest)}")
+        done.append(
+            f"{ingest} may SELECT the inbox and SELECT and INSERT the log; {floor} may only "
+            "SELECT the log"
+        )
     return done
 
 
 def add_table(url: str, table_id: str, role: str) -> list[str]:
     """Give a table a login role of its own that writes only its rows of the inbox."""
-    import sqlalchemy as sa
-
-    from controller.store.db import StoreError, create_engine, describe, safe_url
+    from controller.store.db import StoreError, safe_url
 
     if not _NAME.match(role):
         raise StoreError(f"role name {role!r}: use lower-case letters, digits and _")
     if not table_id or len(table_id) > 64 or not table_id.isprintable():
         raise StoreError(f"table id {table_id!r}: 1 to 64 printable characters")
-    engine = create_engine(url)
-    if engine.dialect.name != "postgresql":
-        engine.dispose()
-        raise StoreError(f"database {safe_url(url)}: floor add-table is for PostgreSQL")
     done: list[str] = []
-    try:
-        with engine.begin() as conn:
-            inbox = inbox_of(conn)
-            if inbox is None:
+    with _floor_transaction(url, "add-table") as conn:
+        inbox = inbox_of(conn)
+        if inbox is None:
+            raise StoreError(
+                f"database {safe_url(url)} has no inbox: run floorctl floor init first"
+            )
+        database = str(conn.exec_driver_sql("SELECT current_database()").scalar())
+        owner = str(
+            conn.exec_driver_sql(
+                "SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = %(n)s",
+                {"n": inbox},
+            ).scalar()
+        ).strip('"')
+        held = conn.exec_driver_sql(
+            f"SELECT role, table_id FROM {_q(inbox)}.table_roles "
+            "WHERE role = %(r)s OR table_id = %(t)s",
+            {"r": role, "t": table_id},
+        ).all()
+        for other_role, other_table in held:
+            if other_role == role and other_table != table_id:
+                raise StoreError(f"role {role} is table {other_table}'s: one role per table")
+            if other_table == table_id and other_role != role:
                 raise StoreError(
-                    f"database {safe_url(url)} has no inbox: run floorctl floor init first"
+                    f"table {table_id} already writes as {other_role}: one role per table"
                 )
-            database = str(conn.exec_driver_sql("SELECT current_database()").scalar())
-            owner = str(
-                conn.exec_driver_sql(
-                    "SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = %(n)s",
-                    {"n": inbox},
-                ).scalar()
-            ).strip('"')
-            held = conn.exec_driver_sql(
-                f"SELECT role, table_id FROM {_q(inbox)}.table_roles "
-                "WHERE role = %(r)s OR table_id = %(t)s",
-                {"r": role, "t": table_id},
-            ).all()
-            for other_role, other_table in held:
-                if other_role == role and other_table != table_id:
-                    raise StoreError(f"role {role} is table {other_table}'s: one role per table")
-                if other_table == table_id and other_role != role:
-                    raise StoreError(
-                        f"table {table_id} already writes as {other_role}: one role per table"
-                    )
-            if _role(conn, role):
-                row = conn.exec_driver_sql(
-                    "SELECT rolsuper OR rolcreaterole OR rolbypassrls FROM pg_roles "
-                    "WHERE rolname = %(n)s",
-                    {"n": role},
-                ).scalar()
-                if row or role == owner:
-                    raise StoreError(f"role {role} is privileged: a table's role must be its own")
-                done.append(f"role {role} exists")
-            else:
-                conn.exec_driver_sql(f"CREATE ROLE {_q(role)} LOGIN")
-                done.append(f"role {role} created")
-            conn.exec_driver_sql(
-                f"ALTER ROLE {_q(role)} NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS"
-            )
-            conn.exec_driver_sql(f"SET LOCAL ROLE {_q(owner)}")
-            conn.exec_driver_sql(
-                f"INSERT INTO {_q(inbox)}.table_roles (role, table_id) VALUES (%(r)s, %(t)s) "
-                "ON CONFLICT DO NOTHING",
-                {"r": role, "t": table_id},
-            )
-            conn.exec_driver_sql(f"GRANT USAGE ON SCHEMA {_q(inbox)} TO {_q(role)}")
-            tables = ", ".join(f"{_q(inbox)}.{_q(t)}" for t in STORE_TABLES)
-            fixed = ", ".join(f"{_q(inbox)}.{_q(t)}" for t in (*READ_ONLY, "table_roles"))
-            conn.exec_driver_sql(f"GRANT SELECT, INSERT ON {tables} TO {_q(role)}")
-            conn.exec_driver_sql(f"GRANT SELECT ON {fixed} TO {_q(role)}")
-            conn.exec_driver_sql("RESET ROLE")
-            conn.exec_driver_sql(
-                f"ALTER ROLE {_q(role)} IN DATABASE {_q(database)} SET search_path TO {_q(inbox)}"
-            )
-            done.append(
-                f"{role} may SELECT and INSERT table {table_id}'s rows of the inbox {inbox}, "
-                "and nothing else"
-            )
-    except sa.exc.DBAPIError as exc:
-        raise StoreError(f"database {safe_url(url)}: {describe(exc)}") from exc
-    finally:
-        engine.dispose()
+        if _role(conn, role):
+            row = conn.exec_driver_sql(
+                "SELECT rolsuper OR rolcreaterole OR rolbypassrls FROM pg_roles "
+                "WHERE rolname = %(n)s",
+                {"n": role},
+            ).scalar()
+            if row or role == owner:
+                raise StoreError(f"role {role} is privileged: a table's role must be its own")
+            done.append(f"role {role} exists")
+        else:
+            conn.exec_driver_sql(f"CREATE ROLE {_q(role)} LOGIN")
+            done.append(f"role {role} created")
+        conn.exec_driver_sql(
+            f"ALTER ROLE {_q(role)} NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS"
+        )
+        conn.exec_driver_sql(f"SET LOCAL ROLE {_q(owner)}")
+        conn.exec_driver_sql(
+            f"INSERT INTO {_q(inbox)}.table_roles (role, table_id) VALUES (%(r)s, %(t)s) "
+            "ON CONFLICT DO NOTHING",
+            {"r": role, "t": table_id},
+        )
+        conn.exec_driver_sql(f"GRANT USAGE ON SCHEMA {_q(inbox)} TO {_q(role)}")
+        tables = ", ".join(f"{_q(inbox)}.{_q(t)}" for t in STORE_TABLES)
+        fixed = ", ".join(f"{_q(inbox)}.{_q(t)}" for t in (*READ_ONLY, "table_roles"))
+        conn.exec_driver_sql(f"GRANT SELECT, INSERT ON {tables} TO {_q(role)}")
+        conn.exec_driver_sql(f"GRANT SELECT ON {fixed} TO {_q(role)}")
+        conn.exec_driver_sql("RESET ROLE")
+        conn.exec_driver_sql(
+            f"ALTER ROLE {_q(role)} IN DATABASE {_q(database)} SET search_path TO {_q(inbox)}"
+        )
+        done.append(
+            f"{role} may SELECT and INSERT table {table_id}'s rows of the inbox {inbox}, "
+            "and nothing else"
+        )
     return done
 
 
