@@ -436,15 +436,7 @@ def create_app(floor: Floor, guard: Guard | None = None) -> FastAPI:
 
         q = request.query_params
         doc = queries.report(floor, who_of(request, user), q.get("table") or "", window_of(request))
-        tmp = Path(tempfile.mkdtemp(prefix="floor-report-"))
-        path = tmp / f"report-{doc['table']}.pdf"
-        write_pdf(doc, path)
-        return FileResponse(
-            path,
-            media_type="application/pdf",
-            filename=path.name,
-            background=BackgroundTask(shutil.rmtree, tmp, True),
-        )
+        return _sent("floor-report-", _pdf(write_pdf, doc, f"report-{doc['table']}.pdf"))
 
     @app.get("/pit")
     @guarded("report")
@@ -464,15 +456,7 @@ def create_app(floor: Floor, guard: Guard | None = None) -> FastAPI:
         from controller.floor.pit import pit_report
 
         doc = pit_report(floor, who_of(request, user), window_of(request))
-        tmp = Path(tempfile.mkdtemp(prefix="floor-pit-"))
-        path = tmp / "pit-report.pdf"
-        write_pdf(doc, path)
-        return FileResponse(
-            path,
-            media_type="application/pdf",
-            filename=path.name,
-            background=BackgroundTask(shutil.rmtree, tmp, True),
-        )
+        return _sent("floor-pit-", _pdf(write_pdf, doc, "pit-report.pdf"))
 
     @app.get("/evidence")
     @guarded("evidence")
@@ -483,28 +467,14 @@ def create_app(floor: Floor, guard: Guard | None = None) -> FastAPI:
         table = q.get("table") or ""
         number = _int(q.get("round"))
         window = None if number is not None or q.get("at") else window_of(request)
-        tmp = Path(tempfile.mkdtemp(prefix="floor-evidence-"))
-        out = tmp / "evidence"
-        try:
+        who = who_of(request, user)
+
+        def write(out: Path) -> None:
             write_evidence(
-                floor,
-                who_of(request, user),
-                table,
-                out,
-                number=number,
-                at=q.get("at") or None,
-                window=window,
+                floor, who, table, out, number=number, at=q.get("at") or None, window=window
             )
-        except Exception:
-            shutil.rmtree(tmp, True)
-            raise
-        archive = shutil.make_archive(str(tmp / f"evidence-{table}"), "zip", out)
-        return FileResponse(
-            archive,
-            media_type="application/zip",
-            filename=Path(archive).name,
-            background=BackgroundTask(shutil.rmtree, tmp, True),
-        )
+
+        return _sent("floor-evidence-", _zipped(write, f"evidence-{table}"))
 
     # ----- game protection ---------------------------------------------------------------------
 
@@ -606,22 +576,12 @@ def create_app(floor: Floor, guard: Guard | None = None) -> FastAPI:
         table = q.get("table") or ""
         player = q.get("player") or ""
         index = _int(q.get("session") or "1") or 1
-        tmp = Path(tempfile.mkdtemp(prefix="floor-protect-"))
-        out = tmp / "evidence"
-        try:
-            write_session_evidence(
-                floor, who_of(request, user), table, player, protect_window(request), index, out
-            )
-        except Exception:
-            shutil.rmtree(tmp, True)
-            raise
-        archive = shutil.make_archive(str(tmp / f"evidence-{table}-{player}"), "zip", out)
-        return FileResponse(
-            archive,
-            media_type="application/zip",
-            filename=Path(archive).name,
-            background=BackgroundTask(shutil.rmtree, tmp, True),
-        )
+        who, window = who_of(request, user), protect_window(request)
+
+        def write(out: Path) -> None:
+            write_session_evidence(floor, who, table, player, window, index, out)
+
+        return _sent("floor-protect-", _zipped(write, f"evidence-{table}-{player}"))
 
     watcher = AlertWatcher(floor)
 
@@ -676,6 +636,38 @@ def create_app(floor: Floor, guard: Guard | None = None) -> FastAPI:
         return _page("lookups.html", **base(user, rows=rows, who=who))
 
     return app
+
+
+def _sent(prefix: str, make: Callable[[Path], Path]) -> FileResponse:
+    """A file made in a temporary folder of its own, sent as a download; the folder is removed
+    once it is sent, or at once if making it fails."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        path = make(tmp)
+    except BaseException:
+        shutil.rmtree(tmp, True)
+        raise
+    kind = "application/zip" if path.suffix == ".zip" else "application/pdf"
+    gone = BackgroundTask(shutil.rmtree, tmp, True)
+    return FileResponse(path, media_type=kind, filename=path.name, background=gone)
+
+
+def _pdf(write: Callable[[Any, Path], Any], doc: Any, name: str) -> Callable[[Path], Path]:
+    def make(tmp: Path) -> Path:
+        write(doc, tmp / name)
+        return tmp / name
+
+    return make
+
+
+def _zipped(write: Callable[[Path], None], name: str) -> Callable[[Path], Path]:
+    """A folder of evidence written by ``write``, sent as NAME.zip."""
+
+    def make(tmp: Path) -> Path:
+        write(tmp / "evidence")
+        return Path(shutil.make_archive(str(tmp / name), "zip", tmp / "evidence"))
+
+    return make
 
 
 def _int(text: str | None) -> int | None:
