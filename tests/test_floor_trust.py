@@ -8,6 +8,13 @@ go on shipping. Against a real PostgreSQL prepared by `floorctl floor init`."""
 from __future__ import annotations
 
 import base64
+import configparser
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +33,7 @@ from controller.store.keys import generate_pair
 from controller.store.repository import Store
 
 Shift = Callable[..., list[dict[str, Any]]]
+ROOT = Path(__file__).resolve().parent.parent
 
 floor_db = pytest.fixture(_floor_db)
 
@@ -200,3 +208,41 @@ def test_a_table_with_no_registered_key_is_refused_and_the_others_go_on(
     assert _floor_head(floor_db, "T1") is None
     with Store.open(t2, create=False) as table:
         assert _floor_head(floor_db, "T2") == table.head("T2")
+
+
+def test_the_ingest_unit_follows_the_tables_shipments(
+    floor_db: FloorDb,
+    two_tables: dict[str, Any],
+    store_shift_events: Shift,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`systemd/floorctl-floor-ingest.service`'s own command, with the floor's address as its
+    environment file gives it: it takes in what a table ships, keeps doing so as the table
+    ships again, and stops at SIGTERM."""
+    service = configparser.RawConfigParser(strict=False, interpolation=None)
+    service.read(ROOT / "systemd" / "floorctl-floor-ingest.service", encoding="utf-8")
+    argv = shlex.split(service["Service"]["ExecStart"])
+    assert argv[0] == "/opt/floorctl/.venv/bin/floorctl"
+    argv = [sys.executable, "-m", "controller.cli", *argv[1:]]
+    t2 = f"sqlite:///{tmp_path / 't2.db'}"
+    record_scenario(t2, store_shift_events(2, "T2"), signing_key=two_tables["T2"][0])
+    assert _ship(floor_db, t2, "T2") == 0
+    env = dict(os.environ, FLOORCTL_FLOOR_URL=floor_db.ingest_url)
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for shipped in (2, 3):
+            if shipped == 3:
+                record_scenario(t2, store_shift_events(3, "T2"), signing_key=two_tables["T2"][0])
+                assert _ship(floor_db, t2, "T2") == 0
+            with Store.open(t2, create=False) as table:
+                want = table.head("T2")
+            deadline = time.monotonic() + 90  # a pass every 10 s, on a loaded machine
+            while _floor_head(floor_db, "T2") != want and time.monotonic() < deadline:
+                assert proc.poll() is None, proc.communicate()
+                time.sleep(0.5)
+            assert _floor_head(floor_db, "T2") == want
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGTERM, err

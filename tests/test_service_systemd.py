@@ -27,7 +27,14 @@ def unit(name: str) -> configparser.RawConfigParser:
 @pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is not installed on this machine")
 @pytest.mark.parametrize(
     "name",
-    ["floorctl.service", "floorctl-kiosk.service", "floorctl-ship.service", "floorctl-ship.timer"],
+    [
+        "floorctl.service",
+        "floorctl-kiosk.service",
+        "floorctl-ship.service",
+        "floorctl-ship.timer",
+        "floorctl-floor.service",
+        "floorctl-floor-ingest.service",
+    ],
 )
 def test_systemd_analyze_verify_is_silent(tmp_path: Path, name: str) -> None:
     # Verified as installed here: /opt/floorctl is where docs/technician/install.md installs
@@ -93,6 +100,7 @@ def test_the_dedicated_user_is_declared() -> None:
 
 
 SERVICES = ["floorctl.service", "floorctl-kiosk.service", "floorctl-ship.service"]
+FLOOR_SERVICES = ["floorctl-floor.service", "floorctl-floor-ingest.service"]
 
 
 @pytest.mark.parametrize("name", SERVICES)
@@ -116,7 +124,7 @@ def test_a_configuration_error_is_not_restarted() -> None:
 
 
 @pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is not installed on this machine")
-@pytest.mark.parametrize("name", SERVICES)
+@pytest.mark.parametrize("name", SERVICES + FLOOR_SERVICES)
 def test_systemd_analyze_security_rates_every_service_ok(name: str) -> None:
     assert ANALYZE is not None
     proc = subprocess.run(
@@ -128,3 +136,21 @@ def test_systemd_analyze_security_rates_every_service_ok(name: str) -> None:
     last = proc.stdout.strip().splitlines()[-1]
     exposure = float(last.split(":")[1].split()[0])
     assert exposure <= 3.0, last  # "OK" (the kiosk was 9.2 UNSAFE)
+
+
+@pytest.mark.parametrize("name", FLOOR_SERVICES)
+def test_the_floors_services_restart_unless_misconfigured(name: str) -> None:
+    """On the floor's server: restarted after any exit, however often (the floor commands exit 2
+    for a database they cannot reach, as for a bad setting, and the database may be
+    restarting); capped; the floor's address from a file, never on the command line."""
+    whole = unit(name)
+    service = whole["Service"]
+    assert service["Restart"] == "always"
+    assert whole["Unit"]["StartLimitIntervalSec"] == "0"
+    assert "RestartPreventExitStatus" not in service
+    assert service["MemoryMax"].rstrip("MG").isdigit()
+    assert int(service["TasksMax"]) > 0
+    assert service["EnvironmentFile"].startswith("/etc/floorctl/")
+    assert "postgresql://" not in service["ExecStart"]
+    command = {"floorctl-floor.service": "serve", "floorctl-floor-ingest.service": "ingest"}
+    assert service["ExecStart"].split()[1:3] == ["floor", command[name]]
