@@ -229,6 +229,15 @@ def test_a_round_found_by_time_and_watched_step_by_step(
             for p in box["payouts"]
         ], box
     assert "undefined" not in page.locator("#s-boxes").inner_text()
+    # Amounts read as money: "Wagered $75.00; the house won -$12.50."
+    from decimal import Decimal
+
+    from controller.engine.tray import dollars
+
+    body = page.locator(f"#round-{doc['round']}").inner_text()
+    wagered, result = (dollars(Decimal(doc[k])) for k in ("wagered", "result"))
+    assert f"Wagered {wagered}; the house won {result}." in body
+    assert all(dollars(Decimal(s["net"])) in body for s in doc["settlements"])
     assert any(r["what"] == "round" and r["params"].get("at") for r in lookups(floor, "sally"))
     page.close()
 
