@@ -211,11 +211,7 @@ def test_a_table_with_no_registered_key_is_refused_and_the_others_go_on(
 
 
 def test_the_ingest_unit_follows_the_tables_shipments(
-    floor_db: FloorDb,
-    two_tables: dict[str, Any],
-    store_shift_events: Shift,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    floor_db: FloorDb, two_tables: dict[str, Any], store_shift_events: Shift, tmp_path: Path
 ) -> None:
     """`systemd/floorctl-floor-ingest.service`'s own command, with the floor's address as its
     environment file gives it: it takes in what a table ships, keeps doing so as the table
